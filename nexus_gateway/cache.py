@@ -1,0 +1,122 @@
+"""On-disk registry cache: checksummed files written atomically.
+
+Layout under the cache folder (``registry_cache/`` or ``$NEXUS_CACHE_DIR``)::
+
+    tools/<sha256 of canonical schema JSON>.json   one ingested tool (later: .emb, .atb beside it)
+    servers/<server>.json                          the keys of a server's last known tool list
+
+Every file starts with the line ``NEXUS1 <sha256 of the rest>``. A file that is truncated, edited or
+otherwise fails the check raises :class:`CacheCorrupt` inside this module; callers see ``None`` (a
+miss), the bad file is removed and a warning is logged, so the entry is simply rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .exceptions import CacheCorrupt
+
+logger = logging.getLogger(__name__)
+
+MAGIC = b"NEXUS1 "
+DEFAULT_CACHE_DIR = Path(__file__).resolve().parent.parent / "registry_cache"
+
+
+def canonical_json(value: Any) -> bytes:
+    """Key-sorted compact JSON, so equal schemas always hash alike."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def schema_key(tool: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of a tool's name, description and schemas."""
+    subject = {k: tool.get(k) for k in ("name", "description", "inputSchema", "outputSchema")}
+    return hashlib.sha256(canonical_json(subject)).hexdigest()
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("NEXUS_CACHE_DIR") or DEFAULT_CACHE_DIR)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def seal(payload: bytes) -> bytes:
+    return MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+
+
+def unseal(data: bytes, where: str) -> bytes:
+    header, newline, payload = data.partition(b"\n")
+    if not newline or not header.startswith(MAGIC):
+        raise CacheCorrupt(f"{where}: missing header")
+    if hashlib.sha256(payload).hexdigest().encode() != header[len(MAGIC) :]:
+        raise CacheCorrupt(f"{where}: checksum mismatch (truncated or modified)")
+    return payload
+
+
+class RegistryCache:
+    """Checksummed JSON documents keyed by schema hash (tools) and by server name."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = Path(root) if root is not None else default_cache_dir()
+
+    def tool_path(self, key: str) -> Path:
+        return self.root / "tools" / f"{key}.json"
+
+    def server_path(self, server: str) -> Path:
+        return self.root / "servers" / f"{server}.json"
+
+    def read_json(self, path: Path) -> Any | None:
+        """The document at ``path``, or None if absent or corrupt (a corrupt file is removed)."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            logger.warning("registry cache: cannot read %s: %s", path, exc)
+            return None
+        try:
+            return orjson.loads(unseal(data, str(path)))
+        except (CacheCorrupt, orjson.JSONDecodeError) as exc:
+            logger.warning("registry cache: %s; rebuilding it", exc)
+            path.unlink(missing_ok=True)
+            return None
+
+    def write_json(self, path: Path, value: Any) -> None:
+        try:
+            write_atomic(path, seal(orjson.dumps(value)))
+        except OSError as exc:  # a read-only or full disk must never break serving
+            logger.warning("registry cache: cannot write %s: %s", path, exc)
+
+    def load_tool(self, key: str) -> dict[str, Any] | None:
+        return self.read_json(self.tool_path(key))
+
+    def store_tool(self, key: str, entry: dict[str, Any]) -> None:
+        self.write_json(self.tool_path(key), entry)
+
+    def load_server(self, server: str) -> list[str] | None:
+        document = self.read_json(self.server_path(server))
+        if isinstance(document, dict) and isinstance(document.get("keys"), list):
+            return [str(k) for k in document["keys"]]
+        return None
+
+    def store_server(self, server: str, keys: list[str]) -> None:
+        self.write_json(self.server_path(server), {"server": server, "keys": keys})

@@ -1,0 +1,246 @@
+"""The ``nexus-gateway`` command line.
+
+    nexus-gateway serve  --config FILE [--http HOST:PORT | --sse HOST:PORT] [--token T]
+    nexus-gateway status --config FILE
+    nexus-gateway tools  --config FILE [--json]
+    nexus-gateway search --config FILE "query" [--limit N]
+    nexus-gateway call   --config FILE TOOL_ID --args JSON
+
+Every command reads the config with ``--config`` or ``--from-claude-desktop``. User errors print one
+line on stderr and exit non-zero (``--traceback`` shows the whole story). Logs go to stderr only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+import orjson
+
+from .config import GatewayConfig, load_claude_desktop, load_config
+from .exceptions import ConfigError, NexusError
+from .gateway import Gateway
+from .server import HostSurface
+from .transports import http_app, parse_bind, serve_asgi, serve_stdio, sse_app, warn_if_exposed
+from .upstream import UpstreamState
+
+logger = logging.getLogger("nexus_gateway")
+
+
+class ExitStatus(enum.IntEnum):
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    UPSTREAM_FAILED = 3
+    CTRL_C = 130
+
+
+def setup_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("nexus-gateway %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    # The SDK and HTTP stack are chatty at INFO; keep them at WARNING unless debugging.
+    if level.upper() != "DEBUG":
+        for noisy in ("mcp", "httpx", "httpx2", "uvicorn", "uvicorn.error", "sse_starlette"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def read_config(args: argparse.Namespace) -> GatewayConfig:
+    if args.from_claude_desktop:
+        return load_claude_desktop(args.from_claude_desktop)
+    if args.config:
+        return load_config(args.config)
+    raise ConfigError("no configuration: pass --config FILE or --from-claude-desktop PATH")
+
+
+# ##### Commands #####
+
+
+async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
+    token = args.token or os.environ.get("NEXUS_TOKEN") or None
+    if args.http and args.sse:
+        raise ConfigError("choose one of --http and --sse")
+    gateway = Gateway(config)
+    async with gateway.running():
+        server = HostSurface(gateway).build()
+        if args.http or args.sse:
+            host, port = parse_bind(args.http or args.sse)
+            warn_if_exposed(host, token)
+            origins = tuple(args.allow_origin or ())
+            build = http_app if args.http else sse_app
+            await serve_asgi(build(server, host, token, origins), host, port)
+        else:
+            await serve_stdio(server)
+    return ExitStatus.OK
+
+
+async def cmd_status(args: argparse.Namespace, config: GatewayConfig) -> int:
+    gateway = Gateway(config)
+    async with gateway.running():
+        statuses = gateway.pool.statuses()
+    rows = [
+        [
+            s.name,
+            s.transport,
+            s.state.value,
+            str(s.tool_count),
+            f"{s.connect_ms:.0f} ms" if s.connect_ms is not None else "-",
+            s.error or "",
+        ]
+        for s in statuses
+    ]
+    print_table(["upstream", "transport", "state", "tools", "connect", "error"], rows)
+    failed = [s for s in statuses if s.state is not UpstreamState.CONNECTED]
+    return ExitStatus.UPSTREAM_FAILED if failed else ExitStatus.OK
+
+
+async def cmd_tools(args: argparse.Namespace, config: GatewayConfig) -> int:
+    gateway = Gateway(config)
+    async with gateway.running():
+        entries = gateway.registry.entries()
+    if args.json:
+        document = [
+            {"tool": e.id, "server": e.server, "name": e.name, "signature": e.signature,
+             "description": e.description, "inputSchema": e.input_schema}
+            for e in entries
+        ]
+        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print_table(["tool", "signature"], [[e.id, e.signature] for e in entries])
+    return ExitStatus.OK
+
+
+async def cmd_search(args: argparse.Namespace, config: GatewayConfig) -> int:
+    gateway = Gateway(config)
+    async with gateway.running():
+        hits = gateway.search(args.query, args.limit)
+    if args.json:
+        document = [{"tool": h.entry.id, "signature": h.entry.signature, "description": h.entry.summary,
+                     "score": h.score} for h in hits]
+        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print_table(["score", "tool", "signature"], [[f"{h.score:.2f}", h.entry.id, h.entry.signature] for h in hits])
+    return ExitStatus.OK
+
+
+async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
+    try:
+        arguments = orjson.loads(args.args) if args.args else {}
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(f"--args: not valid JSON ({exc})") from None
+    if not isinstance(arguments, dict):
+        raise ConfigError("--args: must be a JSON object, e.g. '{\"timezone\": \"UTC\"}'")
+    gateway = Gateway(config)
+    async with gateway.running():
+        result = await gateway.call(args.tool, arguments)
+    sys.stdout.write(
+        orjson.dumps(
+            result.model_dump(by_alias=True, mode="json", exclude_none=True), option=orjson.OPT_INDENT_2
+        ).decode()
+        + "\n"
+    )
+    return ExitStatus.ERROR if result.is_error else ExitStatus.OK
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    widths[-1] = len(headers[-1])  # the last column is free-width
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    out = [line.rstrip(), "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+# ##### Parser #####
+
+Command = Callable[[argparse.Namespace, GatewayConfig], Any]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nexus-gateway",
+        description="An MCP gateway: many upstream servers behind a small, fixed tool surface.",
+    )
+    parser.add_argument("--log-level", default=os.environ.get("NEXUS_LOG_LEVEL"),
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
+    parser.add_argument("--traceback", action="store_true", help="show full tracebacks on errors")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Command, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        source = sub.add_mutually_exclusive_group()
+        source.add_argument("--config", "-c", metavar="FILE", help="gateway config (Claude Desktop shape)")
+        source.add_argument("--from-claude-desktop", metavar="PATH",
+                            help="front every server of an existing claude_desktop_config.json")
+        sub.set_defaults(handler=handler)
+        return sub
+
+    serve = command("serve", cmd_serve, "Run the gateway (stdio unless --http or --sse).")
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp")
+    serve.add_argument("--sse", metavar="HOST:PORT", help="serve the legacy SSE transport at /sse")
+    serve.add_argument("--token", help="require this bearer token on HTTP (default: $NEXUS_TOKEN)")
+    serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
+                       help="an extra Origin accepted on HTTP (repeatable)")
+    command("status", cmd_status, "Connect to every upstream and print a status table.")
+    tools = command("tools", cmd_tools, "List every upstream tool with its signature.")
+    tools.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    search = command("search", cmd_search, "Search the tools of every upstream.")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=None)
+    search.add_argument("--json", action="store_true")
+    call = command("call", cmd_call, "Call one tool by id and print the upstream result as JSON.")
+    call.add_argument("tool", metavar="TOOL_ID")
+    call.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    setup_logging(args.log_level or ("INFO" if args.command == "serve" else "WARNING"))
+    try:
+        config = read_config(args)
+
+        async def run() -> int:
+            return int(await args.handler(args, config))
+
+        return anyio.run(run)
+    except KeyboardInterrupt:
+        return ExitStatus.CTRL_C
+    except BaseExceptionGroup as group:
+        only = _single(group)
+        if only is None or not isinstance(only, NexusError | KeyboardInterrupt):
+            raise
+        if isinstance(only, KeyboardInterrupt):
+            return ExitStatus.CTRL_C
+        if args.traceback:
+            raise
+        sys.stderr.write(f"nexus-gateway: error: {only}\n")
+        return ExitStatus.USAGE if isinstance(only, ConfigError) else ExitStatus.ERROR
+    except NexusError as exc:
+        if args.traceback:
+            raise
+        sys.stderr.write(f"nexus-gateway: error: {exc}\n")
+        return ExitStatus.USAGE if isinstance(exc, ConfigError) else ExitStatus.ERROR
+
+
+def _single(group: BaseExceptionGroup[Any]) -> BaseException | None:
+    """The one real error inside nested task-group wrappers, if there is exactly one."""
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup):
+        if len(exc.exceptions) != 1:
+            return None
+        exc = exc.exceptions[0]
+    return exc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""Gateway configuration, in Claude Desktop's own shape.
+
+A config file is ``{"mcpServers": {name: server}, "nexus": {settings}}`` where a server is either
+``{"command", "args", "env", "cwd"}`` (stdio) or ``{"url", "transport": "http"|"sse", "headers"}``.
+Users can therefore point the gateway at the file they already have. Every problem is reported
+as one :class:`ConfigError` that names the server and the field, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from .exceptions import ConfigError
+
+DEFAULT_CALL_TIMEOUT = 60.0
+DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_MAX_BACKOFF = 30.0
+DEFAULT_PING_INTERVAL = 30.0
+DEFAULT_SEARCH_LIMIT = 8
+
+TransportKind = Literal["stdio", "http", "sse"]
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class UpstreamConfig:
+    """One upstream MCP server."""
+
+    name: str
+    transport: TransportKind
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """A short human description: the command line or the URL."""
+        if self.transport == "stdio":
+            return " ".join([self.command or "", *self.args]).strip()
+        return self.url or ""
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    """The ``nexus`` block: how the gateway itself behaves."""
+
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    max_backoff: float = DEFAULT_MAX_BACKOFF
+    ping_interval: float = DEFAULT_PING_INTERVAL
+    search_limit: int = DEFAULT_SEARCH_LIMIT
+    expose: tuple[str, ...] = ()
+    unprefixed: str | None = None
+    cache_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    """A whole, validated configuration."""
+
+    upstreams: tuple[UpstreamConfig, ...]
+    settings: GatewaySettings = field(default_factory=GatewaySettings)
+    source: str = "<memory>"
+
+    def upstream(self, name: str) -> UpstreamConfig:
+        for upstream in self.upstreams:
+            if upstream.name == name:
+                return upstream
+        raise ConfigError(f"no upstream named {name!r}")
+
+
+def expand_vars(value: str, where: str, environ: dict[str, str] | os._Environ[str]) -> str:
+    """Expand ``${VAR}`` and ``${VAR:-default}``; a missing variable is a config error."""
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise ConfigError(f"{where}: environment variable {name} is not set")
+
+    return _VAR.sub(substitute, value)
+
+
+def load_config(path: str | Path, environ: dict[str, str] | None = None) -> GatewayConfig:
+    """Read and validate a config file."""
+    path = Path(path)
+    try:
+        raw = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise ConfigError(f"config file {str(path)!r} does not exist") from None
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(f"config file {str(path)!r} is not valid JSON: {exc}") from None
+    return parse_config(raw, source=str(path), environ=environ)
+
+
+def load_claude_desktop(path: str | Path, environ: dict[str, str] | None = None) -> GatewayConfig:
+    """Front every server of an existing ``claude_desktop_config.json``, skipping the gateway itself."""
+    config = load_config(path, environ)
+    others = tuple(u for u in config.upstreams if not _is_self(u))
+    return GatewayConfig(upstreams=others, settings=config.settings, source=config.source)
+
+
+def _is_self(upstream: UpstreamConfig) -> bool:
+    words = [upstream.command or "", *upstream.args]
+    return any("nexus-gateway" in w or "nexus_gateway" in w for w in words)
+
+
+def parse_config(
+    raw: Any, source: str = "<memory>", environ: dict[str, str] | None = None
+) -> GatewayConfig:
+    """Validate a decoded config object."""
+    env: dict[str, str] | os._Environ[str] = os.environ if environ is None else environ
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the top level must be a JSON object")
+    servers = raw.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f"{source}: mcpServers must be an object of name → server")
+    upstreams = tuple(_parse_upstream(name, spec, env) for name, spec in servers.items())
+    settings = _parse_settings(raw.get("nexus", {}), {u.name for u in upstreams}, env)
+    return GatewayConfig(upstreams=upstreams, settings=settings, source=source)
+
+
+def _parse_upstream(name: str, spec: Any, env: dict[str, str] | os._Environ[str]) -> UpstreamConfig:
+    where = f"mcpServers.{name}"
+    if not _SERVER_NAME.match(name):
+        raise ConfigError(f"{where}: server name must be 1-64 letters, digits, '_', '-' or '.'")
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{where}: must be an object with 'command' or 'url'")
+    known = {"command", "args", "env", "cwd", "url", "transport", "type", "headers", "disabled"}
+    unknown = sorted(set(spec) - known)
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}: unknown field (expected one of {sorted(known)})")
+
+    def text(key: str) -> str | None:
+        value = spec.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}.{key}: must be a string")
+        return expand_vars(value, f"{where}.{key}", env)
+
+    def mapping(key: str) -> dict[str, str] | None:
+        value = spec.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ConfigError(f"{where}.{key}: must be an object of string values")
+        return {k: expand_vars(v, f"{where}.{key}.{k}", env) for k, v in value.items()}
+
+    command, url = text("command"), text("url")
+    if command and url:
+        raise ConfigError(f"{where}: give either 'command' (stdio) or 'url' (http/sse), not both")
+    if command:
+        args = spec.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ConfigError(f"{where}.args: must be a list of strings")
+        return UpstreamConfig(
+            name=name,
+            transport="stdio",
+            command=command,
+            args=tuple(expand_vars(a, f"{where}.args", env) for a in args),
+            env=mapping("env"),
+            cwd=text("cwd"),
+        )
+    if url:
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}.url: must start with http:// or https://, got {url!r}")
+        kind = spec.get("transport", spec.get("type", "http"))
+        if kind in ("streamable-http", "streamableHttp", "streamable_http"):
+            kind = "http"
+        if kind not in ("http", "sse"):
+            raise ConfigError(f"{where}.transport: must be 'http' or 'sse', got {kind!r}")
+        return UpstreamConfig(name=name, transport=kind, url=url, headers=mapping("headers") or {})
+    raise ConfigError(f"{where}: missing 'command' (stdio server) or 'url' (http/sse server)")
+
+
+def _parse_settings(
+    raw: Any, upstream_names: set[str], env: dict[str, str] | os._Environ[str]
+) -> GatewaySettings:
+    if not isinstance(raw, dict):
+        raise ConfigError("nexus: must be an object")
+    defaults = GatewaySettings()
+    known = set(defaults.__dataclass_fields__)
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"nexus.{unknown[0]}: unknown setting (expected one of {sorted(known)})")
+
+    def positive(key: str) -> float:
+        value = raw.get(key, getattr(defaults, key))
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ConfigError(f"nexus.{key}: must be a positive number, got {value!r}")
+        return float(value)
+
+    expose = raw.get("expose", [])
+    if not isinstance(expose, list) or not all(isinstance(p, str) for p in expose):
+        raise ConfigError("nexus.expose: must be a list of 'server__tool' or 'server/*' patterns")
+    unprefixed = raw.get("unprefixed")
+    if unprefixed is not None and unprefixed not in upstream_names:
+        raise ConfigError(f"nexus.unprefixed: {unprefixed!r} is not a server in mcpServers")
+    limit = raw.get("search_limit", defaults.search_limit)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ConfigError(f"nexus.search_limit: must be a positive integer, got {limit!r}")
+    cache_dir = raw.get("cache_dir")
+    if cache_dir is not None and not isinstance(cache_dir, str):
+        raise ConfigError("nexus.cache_dir: must be a string path")
+    return GatewaySettings(
+        call_timeout=positive("call_timeout"),
+        connect_timeout=positive("connect_timeout"),
+        max_backoff=positive("max_backoff"),
+        ping_interval=positive("ping_interval"),
+        search_limit=limit,
+        expose=tuple(expose),
+        unprefixed=unprefixed,
+        cache_dir=expand_vars(cache_dir, "nexus.cache_dir", env) if cache_dir else None,
+    )

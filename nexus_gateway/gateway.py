@@ -1,0 +1,226 @@
+"""The gateway: upstream pool → registry → the operations the host-facing surface offers.
+
+:class:`Gateway` owns the objects and wires the one-way data flow. The MCP server (``server.py``)
+and the CLI (``cli.py``) both drive it; neither talks to upstreams or the registry directly.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+import anyio
+import mcp_types as types
+
+from .cache import RegistryCache
+from .config import GatewayConfig
+from .exceptions import NexusError, ToolNotFound, UpstreamError
+from .registry import Registry, SearchHit, ToolEntry
+from .upstream import ProgressCallback, UpstreamPool, UpstreamState
+from .validation import validate_arguments
+
+logger = logging.getLogger(__name__)
+
+RESOURCE_SCHEME = "nexus"
+
+
+@dataclass(frozen=True)
+class Namespaced:
+    """An upstream-owned name (prompt) or URI (resource) as the host sees it."""
+
+    server: str
+    original: str
+
+
+class Gateway:
+    """Everything behind the host-facing surface, for one configuration."""
+
+    def __init__(self, config: GatewayConfig, cache: RegistryCache | None = None) -> None:
+        self.config = config
+        self.settings = config.settings
+        self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
+        self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed)
+        self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools)
+        for upstream in config.upstreams:
+            if self.registry.load_cached_server(upstream.name):
+                logger.info("upstream %s: %d tools from the registry cache", upstream.name,
+                            len(self.registry.entries(upstream.name)))
+
+    def _on_tools(self, server: str, tools: list[dict[str, Any]]) -> None:
+        computed = self.registry.set_server_tools(server, tools)
+        logger.debug("registry: %s has %d tools (%d newly ingested)", server, len(tools), computed)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Gateway]:
+        """Connect every upstream (concurrently, each bounded by its timeout), serve, then shut down."""
+        async with anyio.create_task_group() as group:
+            await group.start(self.pool.run)
+            try:
+                yield self
+            finally:
+                group.cancel_scope.cancel()
+
+    # ##### Tools #####
+
+    def search(self, query: str, limit: int | None = None) -> list[SearchHit]:
+        return self.registry.search(query, limit or self.settings.search_limit)
+
+    def describe(self, tool_id: str) -> ToolEntry:
+        return self.registry.get(tool_id)
+
+    async def call(
+        self,
+        tool_id: str,
+        arguments: dict[str, Any] | None,
+        *,
+        progress: ProgressCallback | None = None,
+        validate: bool = True,
+    ) -> types.CallToolResult:
+        """Validate, forward, return the upstream result unchanged."""
+        entry = self.registry.get(tool_id)
+        arguments = arguments if arguments is not None else {}
+        if validate:
+            validate_arguments(tool_id, entry.input_schema, arguments)
+        upstream = self.pool[entry.server]
+        return await upstream.call_tool(entry.name, arguments, progress=progress)
+
+    def exposed(self) -> list[ToolEntry]:
+        """Upstream tools the config lists directly under their ids (``nexus.expose``)."""
+        patterns = self.settings.expose
+        if not patterns:
+            return []
+        return [e for e in self.registry.entries() if any(_exposes(p, e) for p in patterns)]
+
+    def exposed_entry(self, tool_id: str) -> ToolEntry | None:
+        try:
+            entry = self.registry.get(tool_id)
+        except ToolNotFound:
+            return None
+        return entry if any(_exposes(p, entry) for p in self.settings.expose) else None
+
+    # ##### Resources and prompts (passthrough, namespaced) #####
+
+    def _connected(self, capability: str) -> list[str]:
+        names = []
+        for name, upstream in self.pool.upstreams.items():
+            caps = upstream.capabilities
+            if upstream.state is UpstreamState.CONNECTED and caps is not None and getattr(caps, capability):
+                names.append(name)
+        return names
+
+    def resource_uri(self, server: str, uri: str) -> str:
+        if server == self.settings.unprefixed:
+            return uri
+        return f"{RESOURCE_SCHEME}://{server}/{quote(uri, safe='')}"
+
+    def resource_template_uri(self, server: str, template: str) -> str:
+        if server == self.settings.unprefixed:
+            return template
+        return f"{RESOURCE_SCHEME}://{server}/{template}"
+
+    def parse_resource_uri(self, uri: str) -> Namespaced:
+        prefix = f"{RESOURCE_SCHEME}://"
+        if uri.startswith(prefix):
+            server, _, rest = uri[len(prefix) :].partition("/")
+            if server in self.pool.upstreams:
+                return Namespaced(server, unquote(rest))
+        if self.settings.unprefixed:
+            return Namespaced(self.settings.unprefixed, uri)
+        raise NexusError(f"unknown resource {uri!r}: gateway resource URIs look like nexus://<server>/<uri>")
+
+    def prompt_name(self, server: str, name: str) -> str:
+        return name if server == self.settings.unprefixed else f"{server}__{name}"
+
+    def parse_prompt_name(self, name: str) -> Namespaced:
+        server, sep, rest = name.partition("__")
+        if sep and server in self.pool.upstreams:
+            return Namespaced(server, rest)
+        if self.settings.unprefixed:
+            return Namespaced(self.settings.unprefixed, name)
+        raise NexusError(f"unknown prompt {name!r}: gateway prompt names look like <server>__<prompt>")
+
+    async def list_resources(self) -> list[types.Resource]:
+        resources: list[types.Resource] = []
+        for server in self._connected("resources"):
+            for item in await self._all_pages(server, "list_resources", "resources"):
+                resources.append(item.model_copy(update={"uri": self.resource_uri(server, item.uri)}))
+        return resources
+
+    async def list_resource_templates(self) -> list[types.ResourceTemplate]:
+        templates: list[types.ResourceTemplate] = []
+        for server in self._connected("resources"):
+            for item in await self._all_pages(server, "list_resource_templates", "resource_templates"):
+                uri = self.resource_template_uri(server, item.uri_template)
+                templates.append(item.model_copy(update={"uri_template": uri}))
+        return templates
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        target = self.parse_resource_uri(uri)
+
+        async def send(session: Any) -> Any:
+            return await session.read_resource(target.original)
+
+        result: types.ReadResourceResult = await self.pool[target.server].request(
+            send, what=f"resources/read {target.original}"
+        )
+        contents = [c.model_copy(update={"uri": uri}) for c in result.contents]
+        return result.model_copy(update={"contents": contents})
+
+    async def subscribe_resource(self, uri: str, subscribe: bool) -> None:
+        target = self.parse_resource_uri(uri)
+
+        async def send(session: Any) -> Any:
+            if subscribe:
+                return await session.subscribe_resource(target.original)
+            return await session.unsubscribe_resource(target.original)
+
+        await self.pool[target.server].request(send, what=f"resources/subscribe {target.original}")
+
+    async def list_prompts(self) -> list[types.Prompt]:
+        prompts: list[types.Prompt] = []
+        for server in self._connected("prompts"):
+            for item in await self._all_pages(server, "list_prompts", "prompts"):
+                prompts.append(item.model_copy(update={"name": self.prompt_name(server, item.name)}))
+        return prompts
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        target = self.parse_prompt_name(name)
+
+        async def send(session: Any) -> Any:
+            return await session.get_prompt(target.original, arguments)
+
+        result: types.GetPromptResult = await self.pool[target.server].request(
+            send, what=f"prompts/get {target.original}"
+        )
+        return result
+
+    async def _all_pages(self, server: str, method: str, field: str) -> list[Any]:
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(100):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+
+            async def send(session: Any, params: Any = params) -> Any:
+                return await getattr(session, method)(params=params)
+
+            try:
+                page = await self.pool[server].request(send, what=method)
+            except UpstreamError as exc:
+                logger.warning("%s", exc)
+                break
+            items.extend(getattr(page, field))
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return items
+
+
+def _exposes(pattern: str, entry: ToolEntry) -> bool:
+    if pattern.endswith("/*"):
+        return entry.server == pattern[:-2]
+    return fnmatch.fnmatchcase(entry.id, pattern)

@@ -1,0 +1,100 @@
+"""BM25 over tool names, descriptions and parameter names.
+
+Names are split on ``_``, ``-``, ``.`` and camelCase, so ``list_pullRequests`` matches "list pull
+requests". This is the gateway's lexical signal; dense retrieval fuses with it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(
+    "a an the of to in on for and or with by from at as is are be this that it its into via "
+    "me my i you your we our please can could would should will do does".split()
+)
+
+
+def split_identifier(text: str) -> str:
+    """``list_pullRequests`` → ``list pull Requests``."""
+    return _CAMEL.sub(" ", re.sub(r"[_\-./:]+", " ", text))
+
+
+def stem(word: str) -> str:
+    """A deliberately light stemmer: plural and common verb endings only."""
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "es" and not word.endswith(("ches", "shes", "xes", "sses", "zes")):
+                continue
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                continue
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, identifier-split, stop-word-free, lightly stemmed tokens."""
+    return [stem(w) for w in _WORD.findall(split_identifier(text).lower()) if w not in STOPWORDS]
+
+
+@dataclass(frozen=True)
+class LexicalDocument:
+    """The text fields of one tool, weighted: the name counts twice."""
+
+    name: str
+    description: str
+    parameters: Sequence[str]
+
+    def tokens(self) -> list[str]:
+        name = tokenize(self.name)
+        return name + name + tokenize(self.description) + tokenize(" ".join(self.parameters))
+
+
+class BM25Index:
+    """Okapi BM25 over an inverted index: one (documents, weights) posting pair per term."""
+
+    def __init__(self, documents: Sequence[list[str]], k1: float = 1.2, b: float = 0.75) -> None:
+        self.size = len(documents)
+        lengths = np.array([len(t) for t in documents], dtype=np.float32)
+        average = float(lengths.mean()) if self.size and lengths.mean() > 0 else 1.0
+        postings: dict[str, tuple[list[int], list[float]]] = {}
+        for column, tokens in enumerate(documents):
+            norm = k1 * (1 - b + b * lengths[column] / average)
+            for token, count in Counter(tokens).items():
+                docs, weights = postings.setdefault(token, ([], []))
+                docs.append(column)
+                weights.append(count * (k1 + 1) / (count + norm))
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for token, (docs, weights) in postings.items():
+            frequency = len(docs)
+            idf = math.log(1 + (self.size - frequency + 0.5) / (frequency + 0.5))
+            self.postings[token] = (
+                np.asarray(docs, dtype=np.int32),
+                np.asarray(weights, dtype=np.float32) * np.float32(idf),
+            )
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every document for ``query`` (zeros where nothing matches)."""
+        scores = np.zeros(self.size, dtype=np.float32)
+        for token in dict.fromkeys(tokenize(query)):
+            posting = self.postings.get(token)
+            if posting is not None:
+                scores[posting[0]] += posting[1]
+        return scores
+
+    def top(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` best (document index, score) pairs with a positive score, best first."""
+        scores = self.scores(query)
+        if limit < self.size:
+            candidates = np.argpartition(-scores, limit)[:limit]
+        else:
+            candidates = np.arange(self.size)
+        ranked = sorted(candidates.tolist(), key=lambda i: (-scores[i], i))
+        return [(i, float(scores[i])) for i in ranked if scores[i] > 0]

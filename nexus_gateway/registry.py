@@ -1,0 +1,172 @@
+"""The tool registry: every upstream tool under its host-facing id, searchable.
+
+Ingest turns an upstream's raw ``tools/list`` entries into :class:`ToolEntry` objects (id,
+signature, first-sentence summary, lexical tokens) and persists them in the registry cache under the
+sha256 of each tool's canonical schema, so an unchanged tool is never processed twice and a restart
+can serve search before the upstream has even answered.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cache import RegistryCache, schema_key
+from .exceptions import ToolNotFound
+from .lexical import BM25Index, LexicalDocument
+from .signature import first_sentence, signature
+from .toolids import assign_ids
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """One upstream tool as the gateway knows it."""
+
+    id: str
+    server: str
+    name: str
+    key: str
+    description: str
+    input_schema: dict[str, Any]
+    signature: str
+    summary: str
+    tokens: tuple[str, ...]
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def parameter_names(self) -> list[str]:
+        props = self.input_schema.get("properties")
+        return list(props) if isinstance(props, dict) else []
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    entry: ToolEntry
+    score: float
+
+
+def _ingest(server: str, tool: dict[str, Any], key: str) -> dict[str, Any]:
+    """The cacheable, id-independent part of a tool's entry."""
+    schema = tool.get("inputSchema") or {"type": "object"}
+    description = tool.get("description") or tool.get("title") or ""
+    params = list((schema.get("properties") or {}).keys()) if isinstance(schema, dict) else []
+    document = LexicalDocument(name=tool["name"], description=description, parameters=params)
+    return {
+        "key": key,
+        "tool": tool,
+        "signature": signature(tool["name"], schema, description),
+        "summary": first_sentence(description),
+        "tokens": document.tokens(),
+    }
+
+
+class Registry:
+    """All ingested tools, keyed by host-facing id; rebuilt per server on change."""
+
+    def __init__(self, cache: RegistryCache | None = None, unprefixed: str | None = None) -> None:
+        self.cache = cache
+        self.unprefixed = unprefixed
+        self._ingested: dict[str, list[dict[str, Any]]] = {}
+        self._entries: dict[str, ToolEntry] = {}
+        self._order: list[ToolEntry] = []
+        self._index: BM25Index | None = None
+        self.generation = 0
+
+    # ##### Ingest #####
+
+    def set_server_tools(self, server: str, tools: Iterable[dict[str, Any]]) -> int:
+        """Replace ``server``'s tools; returns how many were (re)computed rather than cached."""
+        ingested, computed = [], 0
+        for tool in tools:
+            key = schema_key(tool)
+            cached = self.cache.load_tool(key) if self.cache else None
+            if cached is None or cached.get("key") != key:
+                cached = _ingest(server, tool, key)
+                computed += 1
+                if self.cache:
+                    self.cache.store_tool(key, cached)
+            ingested.append(cached)
+        self._ingested[server] = ingested
+        if self.cache:
+            self.cache.store_server(server, [i["key"] for i in ingested])
+        self._rebuild()
+        return computed
+
+    def load_cached_server(self, server: str) -> bool:
+        """Fill ``server``'s tools from the cache (a warm start); False when nothing usable is cached."""
+        if self.cache is None:
+            return False
+        keys = self.cache.load_server(server)
+        if keys is None:
+            return False
+        ingested = [self.cache.load_tool(k) for k in keys]
+        if any(i is None for i in ingested):
+            return False
+        self._ingested[server] = [i for i in ingested if i is not None]
+        self._rebuild()
+        return True
+
+    def remove_server(self, server: str) -> None:
+        if self._ingested.pop(server, None) is not None:
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        pairs = [(s, i["tool"]["name"]) for s, items in self._ingested.items() for i in items]
+        ids = assign_ids(pairs, unprefixed=self.unprefixed)
+        entries = []
+        for server, items in self._ingested.items():
+            for item in items:
+                tool = item["tool"]
+                entries.append(
+                    ToolEntry(
+                        id=ids[(server, tool["name"])],
+                        server=server,
+                        name=tool["name"],
+                        key=item["key"],
+                        description=tool.get("description") or "",
+                        input_schema=tool.get("inputSchema") or {"type": "object"},
+                        signature=item["signature"],
+                        summary=item["summary"],
+                        tokens=tuple(item["tokens"]),
+                        raw=tool,
+                    )
+                )
+        self._order = entries
+        self._entries = {e.id: e for e in entries}
+        self._index = None
+        self.generation += 1
+
+    # ##### Lookup #####
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def entries(self, server: str | None = None) -> list[ToolEntry]:
+        return [e for e in self._order if server is None or e.server == server]
+
+    def servers(self) -> list[str]:
+        return list(self._ingested)
+
+    def get(self, tool_id: str) -> ToolEntry:
+        entry = self._entries.get(tool_id)
+        if entry is None:
+            close = difflib.get_close_matches(tool_id, list(self._entries), n=3, cutoff=0.6)
+            raise ToolNotFound(tool_id, close)
+        return entry
+
+    def find(self, server: str, name: str) -> ToolEntry | None:
+        for entry in self._order:
+            if entry.server == server and entry.name == name:
+                return entry
+        return None
+
+    def search(self, query: str, limit: int = 8) -> list[SearchHit]:
+        """BM25 ranking over names, descriptions and parameter names."""
+        if self._index is None:
+            self._index = BM25Index([list(e.tokens) for e in self._order])
+        return [SearchHit(self._order[i], score) for i, score in self._index.top(query, limit)]

@@ -1,0 +1,256 @@
+"""The host-facing MCP server: a small, fixed tool surface over the whole registry.
+
+Hosts handle ``tools/list_changed`` badly, so the surface never changes when upstreams do: the host
+sees ``search_tools``, ``describe_tool`` and ``call_tool`` (plus any tools the config exposes
+directly). This module is the only place where gateway errors become MCP results: every failure of a
+surface tool is an ``isError`` result with a one-line explanation, never a traceback, and the server
+keeps serving.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import mcp_types as types
+import orjson
+from mcp import MCPError
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+
+from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
+from .gateway import Gateway
+from .upstream import ProgressCallback
+from .validation import validate_arguments
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "nexus-gateway"
+INSTRUCTIONS = (
+    "Nexus Gateway fronts many MCP servers. Find a tool with search_tools (a few words about the task), "
+    "check its parameters with describe_tool if the signature is not enough, then run it with call_tool."
+)
+
+SEARCH_TOOLS = types.Tool(
+    name="search_tools",
+    description=(
+        "Search every tool of every connected MCP server by what it does. Returns ranked tool ids with a "
+        "compact typed signature and a one-sentence description. Use an id with describe_tool or call_tool."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "description": "What you want to do, in a few words."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many results."},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+    annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+)
+DESCRIBE_TOOL = types.Tool(
+    name="describe_tool",
+    description="The full upstream definition of one tool (its JSON input schema), by id from search_tools.",
+    input_schema={
+        "type": "object",
+        "properties": {"tool": {"type": "string", "minLength": 1, "description": "A tool id, e.g. time__convert_time."}},
+        "required": ["tool"],
+        "additionalProperties": False,
+    },
+    annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+)
+CALL_TOOL = types.Tool(
+    name="call_tool",
+    description=(
+        "Run one upstream tool by id with arguments matching its schema. Arguments are checked before "
+        "anything is sent; the upstream result is returned unchanged."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "tool": {"type": "string", "minLength": 1, "description": "A tool id from search_tools."},
+            "arguments": {"type": "object", "description": "The tool's arguments."},
+        },
+        "required": ["tool"],
+        "additionalProperties": False,
+    },
+)
+SURFACE = (SEARCH_TOOLS, DESCRIBE_TOOL, CALL_TOOL)
+
+
+def error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def json_result(value: dict[str, Any]) -> types.CallToolResult:
+    text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=value)
+
+
+def progress_forwarder(ctx: ServerRequestContext[Any]) -> ProgressCallback | None:
+    """Relay upstream progress to the host, only when the host asked for progress."""
+    meta = ctx.meta or {}
+    if meta.get("progress_token") is None and meta.get("progressToken") is None:
+        return None
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.session.report_progress(progress, total, message)
+
+    return forward
+
+
+class HostSurface:
+    """Handlers of the host-facing MCP server, bound to one :class:`Gateway`."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self.surface = {tool.name: tool for tool in SURFACE}
+
+    def build(self) -> Server[Any]:
+        server: Server[Any] = Server(
+            SERVER_NAME,
+            version="0.1.0",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_resource_templates,
+            on_read_resource=self.read_resource,
+            on_subscribe_resource=self.subscribe,
+            on_unsubscribe_resource=self.unsubscribe,
+            on_list_prompts=self.list_prompts,
+            on_get_prompt=self.get_prompt,
+        )
+        server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self.set_level)
+        return server
+
+    # ##### Tools #####
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        tools = list(SURFACE)
+        for entry in self.gateway.exposed():
+            raw = dict(entry.raw)
+            raw["name"] = entry.id
+            tools.append(types.Tool.model_validate(raw))
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        name, arguments = params.name, dict(params.arguments or {})
+        surface_tool = self.surface.get(name)
+        try:
+            if surface_tool is not None:
+                validate_arguments(name, surface_tool.input_schema, arguments)
+                return await self._surface_call(ctx, name, arguments)
+            entry = self.gateway.exposed_entry(name)
+            if entry is None:
+                return error_result(
+                    f"Unknown tool {name!r}. This gateway offers search_tools, describe_tool and call_tool."
+                )
+            return await self._forward_exposed(ctx, name, arguments)
+        except ArgumentError as exc:
+            return error_result(str(exc))
+        except UpstreamProtocolError as exc:
+            return error_result(str(exc))
+        except NexusError as exc:
+            return error_result(str(exc))
+
+    async def _surface_call(
+        self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        if name == "search_tools":
+            hits = self.gateway.search(arguments["query"], arguments.get("limit"))
+            results = [
+                {
+                    "tool": hit.entry.id,
+                    "signature": hit.entry.signature,
+                    "description": hit.entry.summary,
+                    "score": round(hit.score, 4),
+                }
+                for hit in hits
+            ]
+            return json_result({"query": arguments["query"], "results": results})
+        if name == "describe_tool":
+            entry = self.gateway.describe(arguments["tool"])
+            described = {
+                "tool": entry.id,
+                "server": entry.server,
+                "name": entry.name,
+                "signature": entry.signature,
+                "description": entry.description,
+                "inputSchema": entry.input_schema,
+            }
+            if "outputSchema" in entry.raw:
+                described["outputSchema"] = entry.raw["outputSchema"]
+            return json_result(described)
+        tool_id = arguments["tool"]
+        return await self.gateway.call(tool_id, arguments.get("arguments") or {}, progress=progress_forwarder(ctx))
+
+    async def _forward_exposed(
+        self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        """Exposed tools behave exactly as the upstream's own: its validation, its errors."""
+        try:
+            return await self.gateway.call(name, arguments, progress=progress_forwarder(ctx), validate=False)
+        except UpstreamProtocolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, MCPError):
+                raise MCPError(code=cause.error.code, message=cause.error.message, data=cause.error.data) from None
+            raise
+
+    # ##### Resources, prompts, logging #####
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=await self.gateway.list_resources())
+
+    async def list_resource_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=await self.gateway.list_resource_templates())
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await _as_mcp_error(self.gateway.read_resource(str(params.uri)))
+
+    async def subscribe(self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+        await _as_mcp_error(self.gateway.subscribe_resource(str(params.uri), True))
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        await _as_mcp_error(self.gateway.subscribe_resource(str(params.uri), False))
+        return types.EmptyResult()
+
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=await self.gateway.list_prompts())
+
+    async def get_prompt(self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        return await _as_mcp_error(self.gateway.get_prompt(params.name, params.arguments))
+
+    async def set_level(self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+        logger.debug("host asked for log level %s", params.level)
+        return types.EmptyResult()
+
+
+async def _as_mcp_error(awaitable: Any) -> Any:
+    """Non-tool requests fail as JSON-RPC errors; keep the upstream's own code where there is one."""
+    try:
+        return await awaitable
+    except UpstreamProtocolError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, MCPError):
+            raise MCPError(code=cause.error.code, message=cause.error.message, data=cause.error.data) from None
+        raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
+    except UpstreamError as exc:
+        raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
+    except NexusError as exc:
+        raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None

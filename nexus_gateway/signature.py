@@ -1,0 +1,104 @@
+"""Compact, typed one-line signatures of JSON schemas, e.g.
+``create_repository(name: string, private?: boolean) — Create a repository``.
+
+The host reads these in search results instead of whole schemas; later the local model reads them
+instead of the full schema. Optional parameters carry ``?``; enums are spelled out; arrays are
+``T[]``; nested objects are flattened one level and summarised beyond.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+MAX_ENUM_VALUES = 6
+
+
+def first_sentence(text: str | None, limit: int = 160) -> str:
+    """The first sentence of a description, on one line and at most ``limit`` characters."""
+    if not text:
+        return ""
+    flat = " ".join(text.split())
+    sentence = _SENTENCE_END.split(flat, maxsplit=1)[0]
+    if len(sentence) > limit:
+        sentence = sentence[: limit - 1].rstrip() + "…"
+    return sentence
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """Follow a local ``$ref`` (``#/$defs/X`` or ``#/definitions/X``) once."""
+    if not isinstance(schema, dict):
+        return {}
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            merged = {**node, **{k: v for k, v in schema.items() if k != "$ref"}}
+            return merged
+    return schema
+
+
+def type_text(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
+    """A short type expression for one schema node."""
+    schema = _resolve(schema, root)
+    if not schema:
+        return "any"
+    if "enum" in schema and isinstance(schema["enum"], list):
+        values = schema["enum"][:MAX_ENUM_VALUES]
+        text = "|".join(_literal(v) for v in values)
+        return text + ("|…" if len(schema["enum"]) > MAX_ENUM_VALUES else "")
+    if "const" in schema:
+        return _literal(schema["const"])
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            parts = dict.fromkeys(type_text(o, root, depth) for o in options)
+            return "|".join(p for p in parts if p != "null") or "null"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else "|".join(kinds)
+    if kind == "array":
+        items = schema.get("items")
+        inner = type_text(items, root, depth + 1) if items else "any"
+        return f"({inner})[]" if "|" in inner else f"{inner}[]"
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties")
+        if not isinstance(props, dict) or not props:
+            return "object"
+        if depth >= 1:
+            return "{" + ", ".join(list(props)[:4]) + (", …" if len(props) > 4 else "") + "}"
+        return "{" + params_text(schema, root, depth + 1) + "}"
+    return str(kind) if kind else "any"
+
+
+def _literal(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def params_text(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
+    """``name: type, other?: type = default`` for an object schema's properties."""
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return ""
+    required = set(schema.get("required") or [])
+    parts = []
+    for name, prop in props.items():
+        resolved = _resolve(prop, root)
+        mark = "" if name in required else "?"
+        text = f"{name}{mark}: {type_text(prop, root, depth)}"
+        if "default" in resolved and not isinstance(resolved["default"], dict | list):
+            text += f" = {_literal(resolved['default'])}"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def signature(name: str, input_schema: dict[str, Any] | None, description: str | None = None) -> str:
+    """The whole one-liner: ``name(params) — first sentence``."""
+    schema = input_schema or {}
+    text = f"{name}({params_text(schema, schema)})"
+    summary = first_sentence(description, limit=80)
+    return f"{text} — {summary}" if summary else text

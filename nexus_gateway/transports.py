@@ -1,0 +1,135 @@
+"""Serving the host-facing MCP server over stdio, streamable HTTP or legacy SSE.
+
+HTTP endpoints validate ``Host`` and ``Origin`` against the bind address (DNS-rebinding protection)
+and, when a token is configured, require ``Authorization: Bearer <token>``. Uvicorn logs go to stderr
+through our logging setup; stdout stays reserved for the stdio transport.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+from typing import Any
+
+import uvicorn
+from mcp.server.lowlevel import Server
+from mcp.server.sse import SseServerTransport
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .exceptions import ConfigError
+
+logger = logging.getLogger(__name__)
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def parse_bind(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` → (host, port)."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host, port_text = "", text
+    host = host.strip("[]") or default_host
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ConfigError(f"--http/--sse: expected HOST:PORT, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--http/--sse: port must be 0-65535, got {port}")
+    return host, port
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def security_settings(host: str, extra_origins: tuple[str, ...] = ()) -> TransportSecuritySettings:
+    """Accept only Host/Origin values that name this endpoint (plus any origins the user allowed)."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if not is_loopback(host) and host not in ("0.0.0.0", "::"):
+        shown = f"[{host}]" if ":" in host else host
+        hosts += [f"{shown}:*", shown]
+        origins += [f"http://{shown}:*", f"https://{shown}:*"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=origins + list(extra_origins),
+    )
+
+
+class BearerTokenMiddleware:
+    """Reject every HTTP request that lacks ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            supplied = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(supplied, self.expected):
+                response = JSONResponse(
+                    {"error": "unauthorized", "detail": "missing or wrong bearer token"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def warn_if_exposed(host: str, token: str | None) -> None:
+    if not is_loopback(host) and not token:
+        logger.warning(
+            "listening on %s without a token: anyone who can reach this address can call every upstream "
+            "tool. Pass --token or set NEXUS_TOKEN.",
+            host,
+        )
+
+
+def http_app(server: Server[Any], host: str, token: str | None, origins: tuple[str, ...] = ()) -> ASGIApp:
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path="/mcp", host=host, transport_security=security_settings(host, origins)
+    )
+    return BearerTokenMiddleware(app, token) if token else app
+
+
+def sse_app(server: Server[Any], host: str, token: str | None, origins: tuple[str, ...] = ()) -> ASGIApp:
+    transport = SseServerTransport("/messages/", security_settings=security_settings(host, origins))
+
+    async def handle_sse(request: Request) -> Response:
+        async with transport.connect_sse(request.scope, request.receive, request._send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return Response()
+
+    app: ASGIApp = Starlette(
+        routes=[
+            Route("/sse", endpoint=handle_sse, methods=["GET"]),
+            Mount("/messages/", app=transport.handle_post_message),
+        ]
+    )
+    return BearerTokenMiddleware(app, token) if token else app
+
+
+async def serve_asgi(app: ASGIApp, host: str, port: int) -> None:
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    logger.info("serving MCP on http://%s:%d", host, port)
+    await server.serve()
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())

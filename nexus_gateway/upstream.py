@@ -1,0 +1,383 @@
+"""The upstream pool: one long-lived, self-healing MCP client connection per upstream server.
+
+Each :class:`Upstream` runs ``serve()`` for the gateway's lifetime: connect (stdio, streamable HTTP or
+SSE, through the ``mcp`` SDK), initialise, read the whole paginated tool list, hand it to the registry,
+then watch the connection. A connection is *lost* when the transport reaches end of stream (a stdio
+child died), a transport error surfaces (an HTTP upstream dropped), or a keep-alive ping fails. On loss
+every in-flight call is cancelled at once and answered with :class:`UpstreamUnavailable`, and the
+upstream reconnects with exponential backoff. One failing upstream never blocks or breaks another.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.message import SessionMessage
+
+from .config import GatewaySettings, UpstreamConfig
+from .exceptions import UpstreamError, UpstreamProtocolError, UpstreamTimeout, UpstreamUnavailable
+
+logger = logging.getLogger(__name__)
+
+CLIENT_INFO = types.Implementation(name="nexus-gateway", version="0.1.0")
+FIRST_BACKOFF = 0.2
+PING_TIMEOUT = 10.0
+MAX_TOOL_PAGES = 1000
+
+ToolsCallback = Callable[[str, list[dict[str, Any]]], None]
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class UpstreamState(enum.Enum):
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class UpstreamStatus:
+    """A snapshot for ``nexus-gateway status`` and logs."""
+
+    name: str
+    transport: str
+    state: UpstreamState
+    tool_count: int
+    error: str | None
+    connect_ms: float | None
+    attempts: int
+
+
+def tool_to_wire(tool: types.Tool) -> dict[str, Any]:
+    """The tool as it travels in ``tools/list`` (camelCase, no nulls)."""
+    return tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for a status table: the innermost meaningful message of an exception (group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, TimeoutError):
+        text = "timed out while connecting"
+    elif isinstance(exc, FileNotFoundError | PermissionError):
+        text = f"cannot start the command: {exc.strerror} ({exc.filename})"
+    return " ".join(text.split())[:300]
+
+
+class _Connection:
+    """One live session plus the cancel scopes of the calls in flight on it."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+        self.inflight: set[anyio.CancelScope] = set()
+        self.lost = anyio.Event()
+        self.lost_reason = ""
+
+    def lose(self, reason: str) -> None:
+        if self.lost.is_set():
+            return
+        self.lost_reason = reason
+        self.lost.set()
+        for scope in list(self.inflight):
+            scope.cancel()
+
+
+class Upstream:
+    """One upstream server: connection loop, tool ingest, calls with timeout and loss handling."""
+
+    def __init__(self, config: UpstreamConfig, settings: GatewaySettings, on_tools: ToolsCallback) -> None:
+        self.config = config
+        self.settings = settings
+        self.on_tools = on_tools
+        self.name = config.name
+        self.state = UpstreamState.CONNECTING
+        self.error: str | None = None
+        self.connect_ms: float | None = None
+        self.attempts = 0
+        self.tool_count = 0
+        self.first_attempt = anyio.Event()
+        self._connection: _Connection | None = None
+        self._ready = anyio.Event()
+        self._stopped = False
+        self.notification_listeners: list[Callable[[str, types.ServerNotification], Awaitable[None]]] = []
+
+    # ##### Public API #####
+
+    def status(self) -> UpstreamStatus:
+        return UpstreamStatus(
+            name=self.name,
+            transport=self.config.transport,
+            state=self.state,
+            tool_count=self.tool_count,
+            error=self.error,
+            connect_ms=self.connect_ms,
+            attempts=self.attempts,
+        )
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        connection = self._connection
+        return connection.session.server_capabilities if connection else None
+
+    async def serve(self) -> None:
+        """Keep a connection up until cancelled: connect, watch, reconnect with backoff."""
+        backoff = FIRST_BACKOFF
+        try:
+            while True:
+                self.attempts += 1
+                was_connected = False
+                try:
+                    was_connected = await self._run_connection()
+                except Exception as exc:
+                    self.error = describe_error(exc)
+                    logger.warning("upstream %s: %s", self.name, self.error)
+                self.state = UpstreamState.FAILED
+                self.first_attempt.set()
+                if was_connected:
+                    backoff = FIRST_BACKOFF
+                logger.info("upstream %s: reconnecting in %.1fs", self.name, backoff)
+                await anyio.sleep(backoff)
+                backoff = min(backoff * 2, self.settings.max_backoff)
+        finally:
+            self.state = UpstreamState.STOPPED
+            self.first_attempt.set()
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        progress: ProgressCallback | None = None,
+        timeout: float | None = None,
+    ) -> types.CallToolResult:
+        """Forward one ``tools/call``; answers within ``timeout`` whatever the upstream does."""
+        timeout = timeout or self.settings.call_timeout
+
+        async def send(session: ClientSession) -> Any:
+            return await session.call_tool(name, arguments, progress_callback=progress)
+
+        result = await self.request(send, timeout=timeout, what=f"tools/call {name}")
+        if not isinstance(result, types.CallToolResult):
+            raise UpstreamProtocolError(self.name, f"unexpected answer to tools/call: {type(result).__name__}")
+        return result
+
+    async def request(
+        self, send: Callable[[ClientSession], Awaitable[Any]], *, timeout: float | None = None, what: str
+    ) -> Any:
+        """Run ``send(session)`` on the live connection with timeout and loss handling."""
+        timeout = timeout or self.settings.call_timeout
+        deadline = time.monotonic() + timeout
+        connection = await self._wait_connected(min(timeout, self.settings.connect_timeout))
+        with anyio.CancelScope() as scope:
+            connection.inflight.add(scope)
+            try:
+                with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
+                    return await send(connection.session)
+            except TimeoutError:
+                raise UpstreamTimeout(self.name, f"{what}: no answer within {timeout:g}s") from None
+            except MCPError as exc:
+                if exc.error.code == types.CONNECTION_CLOSED:
+                    connection.lose("connection closed")
+                    raise UpstreamUnavailable(self.name, f"{what}: connection lost during the call") from None
+                raise UpstreamProtocolError(self.name, f"{what}: {exc.error.message}") from exc
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                connection.lose(describe_error(exc))
+                raise UpstreamUnavailable(self.name, f"{what}: connection lost ({describe_error(exc)})") from None
+            finally:
+                connection.inflight.discard(scope)
+        # Only reached when the connection was lost and our scope cancelled.
+        raise UpstreamUnavailable(self.name, f"{what}: connection lost during the call ({connection.lost_reason})")
+
+    # ##### Connection #####
+
+    async def _wait_connected(self, timeout: float) -> _Connection:
+        with anyio.move_on_after(timeout):
+            await self._ready.wait()
+        connection = self._connection
+        if connection is None or connection.lost.is_set():
+            detail = f": {self.error}" if self.error else ""
+            raise UpstreamUnavailable(self.name, f"not connected ({self.state.value}{detail})")
+        return connection
+
+    @asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        config = self.config
+        if config.transport == "stdio":
+            params = StdioServerParameters(
+                command=config.command or "", args=list(config.args), env=config.env, cwd=config.cwd
+            )
+            async with stdio_client(params, errlog=sys.stderr) as streams:
+                yield streams
+        elif config.transport == "http":
+            async with (
+                create_mcp_http_client(headers=config.headers or None) as http,
+                streamable_http_client(config.url or "", http_client=http) as streams,
+            ):
+                yield streams
+        else:
+            async with sse_client(config.url or "", headers=config.headers or None) as streams:
+                yield streams
+
+    async def _run_connection(self) -> bool:
+        """One connection's whole life; returns whether it got as far as serving."""
+        started = time.perf_counter()
+        async with AsyncExitStack() as stack:
+            raw_read, write = await stack.enter_async_context(self._transport())
+            group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(group.cancel_scope.cancel)
+            send_end, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            eof = anyio.Event()
+            group.start_soon(_pump, raw_read, send_end, eof)
+            holder: list[_Connection] = []
+
+            async def on_message(message: Any) -> None:
+                await self._on_message(message, holder, group)
+
+            session = await stack.enter_async_context(
+                ClientSession(read, write, message_handler=on_message, client_info=CLIENT_INFO)
+            )
+            with anyio.fail_after(self.settings.connect_timeout):
+                await session.initialize()
+                tools = await self._list_tools(session)
+            connection = _Connection(session)
+            holder.append(connection)
+            self._ingest(tools)
+            self.connect_ms = (time.perf_counter() - started) * 1000
+            self.error = None
+            self._connection = connection
+            self.state = UpstreamState.CONNECTED
+            self._ready.set()
+            self.first_attempt.set()
+            logger.info("upstream %s: connected, %d tools (%.0f ms)", self.name, len(tools), self.connect_ms)
+            try:
+                group.start_soon(self._keepalive, connection)
+                group.start_soon(_watch_eof, eof, connection)
+                await connection.lost.wait()
+                self.error = connection.lost_reason
+                logger.warning("upstream %s: connection lost: %s", self.name, connection.lost_reason)
+            finally:
+                self._ready = anyio.Event()
+                self._connection = None
+                connection.lose(connection.lost_reason or "gateway shutting down")
+        return True
+
+    async def _list_tools(self, session: ClientSession) -> list[dict[str, Any]]:
+        """Read every page of ``tools/list``."""
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_TOOL_PAGES):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            tools.extend(tool_to_wire(t) for t in page.tools)
+            cursor = page.next_cursor
+            if not cursor or cursor in seen:
+                break
+            seen.add(cursor)
+        return tools
+
+    def _ingest(self, tools: list[dict[str, Any]]) -> None:
+        self.tool_count = len(tools)
+        self.on_tools(self.name, tools)
+
+    async def _refresh_tools(self, connection: _Connection) -> None:
+        try:
+            with anyio.fail_after(self.settings.connect_timeout):
+                tools = await self._list_tools(connection.session)
+        except Exception as exc:
+            logger.warning("upstream %s: re-reading tools after list_changed failed: %s", self.name, exc)
+            return
+        self._ingest(tools)
+        logger.info("upstream %s: tool list changed, now %d tools", self.name, len(tools))
+
+    async def _on_message(self, message: Any, holder: list[_Connection], group: anyio.abc.TaskGroup) -> None:
+        if isinstance(message, Exception):
+            logger.debug("upstream %s: transport reported %r", self.name, message)
+            if holder and _is_connection_error(message):
+                holder[0].lose(describe_error(message))
+            return
+        if isinstance(message, types.ToolListChangedNotification) and holder:
+            group.start_soon(self._refresh_tools, holder[0])
+        for listener in self.notification_listeners:
+            group.start_soon(listener, self.name, message)
+
+    async def _keepalive(self, connection: _Connection) -> None:
+        """Ping now and then so a silently dead HTTP upstream is noticed without a call failing."""
+        while not connection.lost.is_set():
+            await anyio.sleep(self.settings.ping_interval)
+            try:
+                with anyio.fail_after(PING_TIMEOUT):
+                    await connection.session.send_ping()
+            except Exception as exc:
+                connection.lose(f"ping failed: {describe_error(exc)}")
+
+
+def _is_connection_error(exc: Exception) -> bool:
+    name = type(exc).__name__
+    return isinstance(exc, OSError | anyio.BrokenResourceError) or any(
+        word in name for word in ("Connect", "RemoteProtocol", "ReadError", "NetworkError")
+    )
+
+
+async def _pump(
+    source: MemoryObjectReceiveStream[SessionMessage | Exception],
+    sink: MemoryObjectSendStream[SessionMessage | Exception],
+    eof: anyio.Event,
+) -> None:
+    """Forward transport messages to the session, and note when the transport ends."""
+    try:
+        async with sink:
+            async for item in source:
+                await sink.send(item)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
+    finally:
+        eof.set()
+
+
+async def _watch_eof(eof: anyio.Event, connection: _Connection) -> None:
+    await eof.wait()
+    connection.lose("the upstream closed the connection")
+
+
+class UpstreamPool:
+    """Every configured upstream, started concurrently and independently."""
+
+    def __init__(self, configs: list[UpstreamConfig], settings: GatewaySettings, on_tools: ToolsCallback) -> None:
+        self.settings = settings
+        self.upstreams = {c.name: Upstream(c, settings, on_tools) for c in configs}
+
+    def __getitem__(self, name: str) -> Upstream:
+        try:
+            return self.upstreams[name]
+        except KeyError:
+            raise UpstreamError(name, "no such upstream in the configuration") from None
+
+    def statuses(self) -> list[UpstreamStatus]:
+        return [u.status() for u in self.upstreams.values()]
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Start every upstream; report started once each has connected or failed once."""
+        async with anyio.create_task_group() as group:
+            for upstream in self.upstreams.values():
+                group.start_soon(upstream.serve)
+            for upstream in self.upstreams.values():
+                await upstream.first_attempt.wait()
+            task_status.started()
