@@ -108,8 +108,14 @@ async def cmd_tools(args: argparse.Namespace, config: GatewayConfig) -> int:
         entries = gateway.registry.entries()
     if args.json:
         document = [
-            {"tool": e.id, "server": e.server, "name": e.name, "signature": e.signature,
-             "description": e.description, "inputSchema": e.input_schema}
+            {
+                "tool": e.id,
+                "server": e.server,
+                "name": e.name,
+                "signature": e.signature,
+                "description": e.description,
+                "inputSchema": e.input_schema,
+            }
             for e in entries
         ]
         sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -123,11 +129,20 @@ async def cmd_search(args: argparse.Namespace, config: GatewayConfig) -> int:
     async with gateway.running():
         hits = gateway.search(args.query, args.limit)
     if args.json:
-        document = [{"tool": h.entry.id, "signature": h.entry.signature, "description": h.entry.summary,
-                     "score": h.score} for h in hits]
+        document = [
+            {
+                "tool": h.entry.id,
+                "signature": h.entry.signature,
+                "description": h.entry.summary,
+                "score": h.score,
+            }
+            for h in hits
+        ]
         sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        print_table(["score", "tool", "signature"], [[f"{h.score:.2f}", h.entry.id, h.entry.signature] for h in hits])
+        print_table(
+            ["score", "tool", "signature"], [[f"{h.score:.2f}", h.entry.id, h.entry.signature] for h in hits]
+        )
     return ExitStatus.OK
 
 
@@ -137,7 +152,7 @@ async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
     except orjson.JSONDecodeError as exc:
         raise ConfigError(f"--args: not valid JSON ({exc})") from None
     if not isinstance(arguments, dict):
-        raise ConfigError("--args: must be a JSON object, e.g. '{\"timezone\": \"UTC\"}'")
+        raise ConfigError('--args: must be a JSON object, e.g. \'{"timezone": "UTC"}\'')
     gateway = Gateway(config)
     async with gateway.running():
         result = await gateway.call(args.tool, arguments)
@@ -169,8 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="nexus-gateway",
         description="An MCP gateway: many upstream servers behind a small, fixed tool surface.",
     )
-    parser.add_argument("--log-level", default=os.environ.get("NEXUS_LOG_LEVEL"),
-                        choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("NEXUS_LOG_LEVEL"),
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        type=str.upper,
+    )
     parser.add_argument("--traceback", action="store_true", help="show full tracebacks on errors")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -178,8 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
         source = sub.add_mutually_exclusive_group()
         source.add_argument("--config", "-c", metavar="FILE", help="gateway config (Claude Desktop shape)")
-        source.add_argument("--from-claude-desktop", metavar="PATH",
-                            help="front every server of an existing claude_desktop_config.json")
+        source.add_argument(
+            "--from-claude-desktop",
+            metavar="PATH",
+            help="front every server of an existing claude_desktop_config.json",
+        )
         sub.set_defaults(handler=handler)
         return sub
 
@@ -187,8 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp")
     serve.add_argument("--sse", metavar="HOST:PORT", help="serve the legacy SSE transport at /sse")
     serve.add_argument("--token", help="require this bearer token on HTTP (default: $NEXUS_TOKEN)")
-    serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
-                       help="an extra Origin accepted on HTTP (repeatable)")
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="an extra Origin accepted on HTTP (repeatable)",
+    )
     command("status", cmd_status, "Connect to every upstream and print a status table.")
     tools = command("tools", cmd_tools, "List every upstream tool with its signature.")
     tools.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -117,9 +117,7 @@ def _is_self(upstream: UpstreamConfig) -> bool:
     return any("nexus-gateway" in w or "nexus_gateway" in w for w in words)
 
 
-def parse_config(
-    raw: Any, source: str = "<memory>", environ: dict[str, str] | None = None
-) -> GatewayConfig:
+def parse_config(raw: Any, source: str = "<memory>", environ: dict[str, str] | None = None) -> GatewayConfig:
     """Validate a decoded config object."""
     env: dict[str, str] | os._Environ[str] = os.environ if environ is None else environ
     if not isinstance(raw, dict):

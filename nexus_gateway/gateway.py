@@ -48,8 +48,11 @@ class Gateway:
         self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools)
         for upstream in config.upstreams:
             if self.registry.load_cached_server(upstream.name):
-                logger.info("upstream %s: %d tools from the registry cache", upstream.name,
-                            len(self.registry.entries(upstream.name)))
+                logger.info(
+                    "upstream %s: %d tools from the registry cache",
+                    upstream.name,
+                    len(self.registry.entries(upstream.name)),
+                )
 
     def _on_tools(self, server: str, tools: list[dict[str, Any]]) -> None:
         computed = self.registry.set_server_tools(server, tools)

@@ -16,10 +16,11 @@ import numpy as np
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[a-z0-9]+")
-STOPWORDS = frozenset(
-    "a an the of to in on for and or with by from at as is are be this that it its into via "
-    "me my i you your we our please can could would should will do does".split()
-)
+_STOPWORD_TEXT = """
+a an the of to in on for and or with by from at as is are be this that it its into via
+me my i you your we our please can could would should will do does
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 def split_identifier(text: str) -> str:
@@ -92,9 +93,6 @@ class BM25Index:
     def top(self, query: str, limit: int) -> list[tuple[int, float]]:
         """The ``limit`` best (document index, score) pairs with a positive score, best first."""
         scores = self.scores(query)
-        if limit < self.size:
-            candidates = np.argpartition(-scores, limit)[:limit]
-        else:
-            candidates = np.arange(self.size)
+        candidates = np.argpartition(-scores, limit)[:limit] if limit < self.size else np.arange(self.size)
         ranked = sorted(candidates.tolist(), key=lambda i: (-scores[i], i))
         return [(i, float(scores[i])) for i in ranked if scores[i] > 0]

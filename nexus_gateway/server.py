@@ -40,7 +40,11 @@ SEARCH_TOOLS = types.Tool(
     input_schema={
         "type": "object",
         "properties": {
-            "query": {"type": "string", "minLength": 1, "description": "What you want to do, in a few words."},
+            "query": {
+                "type": "string",
+                "minLength": 1,
+                "description": "What you want to do, in a few words.",
+            },
             "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many results."},
         },
         "required": ["query"],
@@ -53,7 +57,9 @@ DESCRIBE_TOOL = types.Tool(
     description="The full upstream definition of one tool (its JSON input schema), by id from search_tools.",
     input_schema={
         "type": "object",
-        "properties": {"tool": {"type": "string", "minLength": 1, "description": "A tool id, e.g. time__convert_time."}},
+        "properties": {
+            "tool": {"type": "string", "minLength": 1, "description": "A tool id, e.g. time__convert_time."}
+        },
         "required": ["tool"],
         "additionalProperties": False,
     },
@@ -187,7 +193,9 @@ class HostSurface:
                 described["outputSchema"] = entry.raw["outputSchema"]
             return json_result(described)
         tool_id = arguments["tool"]
-        return await self.gateway.call(tool_id, arguments.get("arguments") or {}, progress=progress_forwarder(ctx))
+        return await self.gateway.call(
+            tool_id, arguments.get("arguments") or {}, progress=progress_forwarder(ctx)
+        )
 
     async def _forward_exposed(
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
@@ -198,7 +206,9 @@ class HostSurface:
         except UpstreamProtocolError as exc:
             cause = exc.__cause__
             if isinstance(cause, MCPError):
-                raise MCPError(code=cause.error.code, message=cause.error.message, data=cause.error.data) from None
+                raise MCPError(
+                    code=cause.error.code, message=cause.error.message, data=cause.error.data
+                ) from None
             raise
 
     # ##### Resources, prompts, logging #####
@@ -211,14 +221,18 @@ class HostSurface:
     async def list_resource_templates(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=await self.gateway.list_resource_templates())
+        return types.ListResourceTemplatesResult(
+            resource_templates=await self.gateway.list_resource_templates()
+        )
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         return await _as_mcp_error(self.gateway.read_resource(str(params.uri)))
 
-    async def subscribe(self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
         await _as_mcp_error(self.gateway.subscribe_resource(str(params.uri), True))
         return types.EmptyResult()
 
@@ -233,10 +247,14 @@ class HostSurface:
     ) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=await self.gateway.list_prompts())
 
-    async def get_prompt(self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
         return await _as_mcp_error(self.gateway.get_prompt(params.name, params.arguments))
 
-    async def set_level(self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+    async def set_level(
+        self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
         logger.debug("host asked for log level %s", params.level)
         return types.EmptyResult()
 
@@ -248,7 +266,9 @@ async def _as_mcp_error(awaitable: Any) -> Any:
     except UpstreamProtocolError as exc:
         cause = exc.__cause__
         if isinstance(cause, MCPError):
-            raise MCPError(code=cause.error.code, message=cause.error.message, data=cause.error.data) from None
+            raise MCPError(
+                code=cause.error.code, message=cause.error.message, data=cause.error.data
+            ) from None
         raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
     except UpstreamError as exc:
         raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None

@@ -28,6 +28,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.message import SessionMessage
 
 from .config import GatewaySettings, UpstreamConfig
@@ -41,7 +42,7 @@ PING_TIMEOUT = 10.0
 MAX_TOOL_PAGES = 1000
 
 ToolsCallback = Callable[[str, list[dict[str, Any]]], None]
-ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+ProgressCallback = ProgressFnT
 
 
 class UpstreamState(enum.Enum):
@@ -115,8 +116,6 @@ class Upstream:
         self.first_attempt = anyio.Event()
         self._connection: _Connection | None = None
         self._ready = anyio.Event()
-        self._stopped = False
-        self.notification_listeners: list[Callable[[str, types.ServerNotification], Awaitable[None]]] = []
 
     # ##### Public API #####
 
@@ -175,7 +174,9 @@ class Upstream:
 
         result = await self.request(send, timeout=timeout, what=f"tools/call {name}")
         if not isinstance(result, types.CallToolResult):
-            raise UpstreamProtocolError(self.name, f"unexpected answer to tools/call: {type(result).__name__}")
+            raise UpstreamProtocolError(
+                self.name, f"unexpected answer to tools/call: {type(result).__name__}"
+            )
         return result
 
     async def request(
@@ -199,11 +200,15 @@ class Upstream:
                 raise UpstreamProtocolError(self.name, f"{what}: {exc.error.message}") from exc
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 connection.lose(describe_error(exc))
-                raise UpstreamUnavailable(self.name, f"{what}: connection lost ({describe_error(exc)})") from None
+                raise UpstreamUnavailable(
+                    self.name, f"{what}: connection lost ({describe_error(exc)})"
+                ) from None
             finally:
                 connection.inflight.discard(scope)
         # Only reached when the connection was lost and our scope cancelled.
-        raise UpstreamUnavailable(self.name, f"{what}: connection lost during the call ({connection.lost_reason})")
+        raise UpstreamUnavailable(
+            self.name, f"{what}: connection lost during the call ({connection.lost_reason})"
+        )
 
     # ##### Connection #####
 
@@ -315,8 +320,6 @@ class Upstream:
             return
         if isinstance(message, types.ToolListChangedNotification) and holder:
             group.start_soon(self._refresh_tools, holder[0])
-        for listener in self.notification_listeners:
-            group.start_soon(listener, self.name, message)
 
     async def _keepalive(self, connection: _Connection) -> None:
         """Ping now and then so a silently dead HTTP upstream is noticed without a call failing."""
@@ -360,7 +363,9 @@ async def _watch_eof(eof: anyio.Event, connection: _Connection) -> None:
 class UpstreamPool:
     """Every configured upstream, started concurrently and independently."""
 
-    def __init__(self, configs: list[UpstreamConfig], settings: GatewaySettings, on_tools: ToolsCallback) -> None:
+    def __init__(
+        self, configs: list[UpstreamConfig], settings: GatewaySettings, on_tools: ToolsCallback
+    ) -> None:
         self.settings = settings
         self.upstreams = {c.name: Upstream(c, settings, on_tools) for c in configs}
 

@@ -1,0 +1,226 @@
+"""Gateway overhead: the same ``tools/call`` against the same upstream, direct and through the gateway.
+
+Calls alternate (direct, gateway, direct, …) in one run so that both see the same machine load. For
+stdio the upstream is a stdio child; for HTTP the upstream serves streamable HTTP and the gateway
+serves streamable HTTP too. Throughput is measured with concurrent callers over HTTP.
+
+    python bench/gateway_overhead.py [--calls 2000] [--concurrency 16] [--seconds 5] [--json OUT]
+
+Prints a table and writes JSON (default ``bench/results/gateway_overhead.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+import orjson
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stats import bootstrap_median_ci  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+FAULT_SERVER = ROOT / "tests" / "fixtures" / "fault_server.py"
+Call = Callable[[], Awaitable[Any]]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_port(port: int, timeout: float = 60) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(port)
+
+
+@asynccontextmanager
+async def stdio_session(command: list[str], env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await session.list_tools()
+        yield session
+
+
+@asynccontextmanager
+async def http_session(url: str) -> AsyncIterator[ClientSession]:
+    async with (
+        create_mcp_http_client() as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        await session.list_tools()
+        yield session
+
+
+@asynccontextmanager
+async def process(command: list[str], port: int, env: dict[str, str]) -> AsyncIterator[None]:
+    child = subprocess.Popen(command, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        await anyio.to_thread.run_sync(wait_port, port)
+        yield
+    finally:
+        child.terminate()
+        child.wait(10)
+
+
+def gateway_command(config: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "nexus_gateway", "serve", "--config", str(config), *extra]
+
+
+def write_config(path: Path, upstream: dict[str, Any]) -> Path:
+    path.write_text(orjson.dumps({"mcpServers": {"up": upstream}, "nexus": {"call_timeout": 30}}).decode())
+    return path
+
+
+async def interleaved(direct: Call, gateway: Call, calls: int, warmup: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    for _ in range(warmup):
+        await direct()
+        await gateway()
+    times_direct, times_gateway = [], []
+    for _ in range(calls):
+        start = time.perf_counter()
+        await direct()
+        middle = time.perf_counter()
+        await gateway()
+        end = time.perf_counter()
+        times_direct.append(middle - start)
+        times_gateway.append(end - middle)
+    return np.array(times_direct) * 1000, np.array(times_gateway) * 1000
+
+
+async def throughput(call: Call, concurrency: int, seconds: float) -> float:
+    done = 0
+    deadline = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        nonlocal done
+        while time.perf_counter() < deadline:
+            await call()
+            done += 1
+
+    start = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for _ in range(concurrency):
+            group.start_soon(worker)
+    return done / (time.perf_counter() - start)
+
+
+def summarise(direct: np.ndarray, gateway: np.ndarray) -> dict[str, Any]:
+    p50_d, p50_g = float(np.median(direct)), float(np.median(gateway))
+    added = gateway - direct
+    return {
+        "n": len(direct),
+        "direct_p50_ms": p50_d,
+        "direct_p50_ci": bootstrap_median_ci(direct),
+        "direct_p99_ms": float(np.percentile(direct, 99)),
+        "gateway_p50_ms": p50_g,
+        "gateway_p50_ci": bootstrap_median_ci(gateway),
+        "gateway_p99_ms": float(np.percentile(gateway, 99)),
+        "added_p50_ms": float(np.median(added)),
+        "added_p50_ci": bootstrap_median_ci(added),
+        "ratio_p50": p50_g / p50_d,
+    }
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="nexus-bench-"))
+    env = {"NEXUS_CACHE_DIR": str(work / "cache"), "NEXUS_LOG_LEVEL": "WARNING"}
+    echo = {"text": "benchmark payload"}
+    results: dict[str, Any] = {}
+
+    # stdio: client → upstream  vs  client → gateway → upstream
+    upstream = [sys.executable, str(FAULT_SERVER)]
+    config = write_config(work / "stdio.json", {"command": upstream[0], "args": upstream[1:]})
+    async with stdio_session(upstream) as direct, stdio_session(gateway_command(config), env=env) as gateway:
+
+        async def d() -> Any:
+            return await direct.call_tool("echo", echo)
+
+        async def g() -> Any:
+            return await gateway.call_tool("call_tool", {"tool": "up__echo", "arguments": echo})
+
+        results["stdio"] = summarise(*await interleaved(d, g, args.calls))
+
+    # HTTP: the upstream and the gateway both serve streamable HTTP.
+    up_port, gw_port = free_port(), free_port()
+    config = write_config(work / "http.json", {"url": f"http://127.0.0.1:{up_port}/mcp"})
+    async with (
+        process([*upstream, "--http", str(up_port)], up_port, {}),
+        process(gateway_command(config, "--http", f"127.0.0.1:{gw_port}"), gw_port, env),
+        http_session(f"http://127.0.0.1:{up_port}/mcp") as direct,
+        http_session(f"http://127.0.0.1:{gw_port}/mcp") as gateway,
+    ):
+
+        async def hd() -> Any:
+            return await direct.call_tool("echo", echo)
+
+        async def hg() -> Any:
+            return await gateway.call_tool("call_tool", {"tool": "up__echo", "arguments": echo})
+
+        results["http"] = summarise(*await interleaved(hd, hg, max(args.calls // 4, 100)))
+        results["http"]["direct_calls_per_s"] = await throughput(hd, args.concurrency, args.seconds)
+        results["http"]["gateway_calls_per_s"] = await throughput(hg, args.concurrency, args.seconds)
+        results["http"]["concurrency"] = args.concurrency
+
+    results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+    return results
+
+
+def print_table(results: dict[str, Any]) -> None:
+    print(f"{'transport':9}  {'n':>5}  {'direct p50':>10}  {'gateway p50':>11}  {'added p50 [95% CI]':>24}  "
+          f"{'direct p99':>10}  {'gateway p99':>11}  {'ratio':>5}")
+    for name in ("stdio", "http"):
+        r = results[name]
+        ci = r["added_p50_ci"]
+        print(f"{name:9}  {r['n']:>5}  {r['direct_p50_ms']:>8.2f}ms  {r['gateway_p50_ms']:>9.2f}ms  "
+              f"{r['added_p50_ms']:>8.2f}ms [{ci[0]:.2f}, {ci[1]:.2f}]  {r['direct_p99_ms']:>8.2f}ms  "
+              f"{r['gateway_p99_ms']:>9.2f}ms  {r['ratio_p50']:>5.2f}")
+    h = results["http"]
+    print(f"HTTP throughput at concurrency {h['concurrency']}: direct {h['direct_calls_per_s']:.0f} calls/s, "
+          f"gateway {h['gateway_calls_per_s']:.0f} calls/s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "gateway_overhead.json"))
+    args = parser.parse_args()
+    results = anyio.run(run, args)
+    print_table(results)
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

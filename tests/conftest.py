@@ -1,0 +1,181 @@
+"""Shared test plumbing: real upstream servers, a real gateway process, a real MCP client.
+
+Nothing here mocks MCP. The gateway runs as ``python -m nexus_gateway serve`` in a child process and
+is driven over stdio or streamable HTTP by the SDK's own client. Upstreams are the real PyPI servers
+(``mcp-server-time``, ``mcp-server-git``), the real npm servers (installed by ``npm ci --prefix
+tests/servers``) and ``tests/fixtures/fault_server.py`` for fault injection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+NODE_BIN = TESTS / "servers" / "node_modules" / ".bin"
+FAULT_SERVER = TESTS / "fixtures" / "fault_server.py"
+PY_BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def node_server(name: str) -> str:
+    path = NODE_BIN / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: install the test servers with `npm ci --prefix tests/servers`")
+    return str(path)
+
+
+def python_server(name: str) -> str:
+    path = PY_BIN / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: install the test extras with `pip install -e '.[test]'`")
+    return str(path)
+
+
+def fault_server(*args: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(FAULT_SERVER), *args]}
+
+
+def real_servers(workdir: Path) -> dict[str, Any]:
+    """The five real upstream servers, each as Claude Desktop would configure it."""
+    repo = workdir / "repo"
+    if not repo.exists():
+        repo.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        (repo / "README.md").write_text("hello\n")
+        subprocess.run(["git", "-C", str(repo), "add", "README.md"], check=True)
+        subprocess.run(
+            ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
+            check=True,
+        )
+    files = workdir / "files"
+    files.mkdir(exist_ok=True)
+    (files / "notes.txt").write_text("nexus gateway notes\n")
+    return {
+        "time": {"command": python_server("mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+        "git": {"command": python_server("mcp-server-git"), "args": ["--repository", str(repo)]},
+        "filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]},
+        "memory": {
+            "command": node_server("mcp-server-memory"),
+            "env": {"MEMORY_FILE_PATH": str(workdir / "memory.jsonl")},
+        },
+        "everything": {"command": node_server("mcp-server-everything"), "args": ["stdio"]},
+    }
+
+
+def write_config(path: Path, servers: dict[str, Any], **nexus: Any) -> Path:
+    path.write_text(json.dumps({"mcpServers": servers, "nexus": nexus}))
+    return path
+
+
+def gateway_env(cache_dir: Path) -> dict[str, str]:
+    return {"NEXUS_CACHE_DIR": str(cache_dir), "PYTHONUNBUFFERED": "1", "NEXUS_LOG_LEVEL": "INFO"}
+
+
+@asynccontextmanager
+async def stdio_gateway(config: Path, cache_dir: Path) -> AsyncIterator[ClientSession]:
+    """A gateway child process on stdio, and an initialised client session to it."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "nexus_gateway", "serve", "--config", str(config)],
+        env=gateway_env(cache_dir),
+        cwd=str(REPO),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        with anyio.fail_after(60):
+            await session.initialize()
+        yield session
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before listening on {port}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listening on {port} after {timeout}s")
+
+
+@asynccontextmanager
+async def http_gateway_process(
+    config: Path, cache_dir: Path, *extra: str, env: dict[str, str] | None = None
+) -> AsyncIterator[str]:
+    """A gateway child process serving streamable HTTP; yields its MCP endpoint URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "nexus_gateway",
+            "serve",
+            "--config",
+            str(config),
+            "--http",
+            f"127.0.0.1:{port}",
+            *extra,
+        ],
+        env={**os.environ, **gateway_env(cache_dir), **(env or {})},
+        cwd=str(REPO),
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        await anyio.to_thread.run_sync(wait_for_port, port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@asynccontextmanager
+async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        with anyio.fail_after(30):
+            await session.initialize()
+        yield session
+
+
+def result_json(result: Any) -> Any:
+    """The structured content of a surface tool's result (search_tools, describe_tool)."""
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def result_text(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)

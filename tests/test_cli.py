@@ -1,0 +1,71 @@
+"""The command line, run as users run it: a real process, real upstreams, stdout and stderr apart."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO, fault_server, gateway_env, python_server, write_config
+
+
+def run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexus_gateway", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(REPO),
+        env={**os.environ, **gateway_env(cache), "NEXUS_LOG_LEVEL": "WARNING"},
+    )
+
+
+def test_status_table_and_exit_code(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "c.json",
+        {
+            "time": {"command": python_server("mcp-server-time")},
+            "broken": {"command": str(tmp_path / "missing")},
+        },
+        connect_timeout=5,
+    )
+    done = run("status", "--config", str(config), cache=tmp_path)
+    assert done.returncode == 3
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["upstream", "transport", "state", "tools", "connect", "error"]
+    time_row = next(line for line in lines if line.startswith("time "))
+    assert "connected" in time_row and " 2 " in time_row
+    broken_row = next(line for line in lines if line.startswith("broken "))
+    assert "failed" in broken_row and "cannot start the command" in broken_row
+
+
+def test_tools_search_and_call(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.json", {"fault": fault_server()})
+    listed = run("tools", "--config", str(config), "--json", cache=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    ids = [t["tool"] for t in json.loads(listed.stdout)]
+    assert "fault__echo" in ids and "fault__strict" in ids
+    found = run("search", "--config", str(config), "echo the text", cache=tmp_path)
+    assert found.stdout.splitlines()[2].split()[1] == "fault__echo"
+    called = run("call", "--config", str(config), "fault__echo", "--args", '{"text": "hi"}', cache=tmp_path)
+    assert called.returncode == 0
+    assert json.loads(called.stdout)["content"][0]["text"] == "hi"
+
+
+def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.json", {"fault": fault_server()})
+    bad_args = run("call", "--config", str(config), "fault__strict", "--args", '{"owner": 1}', cache=tmp_path)
+    assert bad_args.returncode == 1
+    assert "field 'owner'" in bad_args.stderr and "Traceback" not in bad_args.stderr
+    not_json = run("call", "--config", str(config), "fault__echo", "--args", "{oops", cache=tmp_path)
+    assert not_json.returncode == 2 and "--args: not valid JSON" in not_json.stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"mcpServers": {"gh": {"url": "ftp://nope"}}}))
+    invalid = run("status", "--config", str(broken), cache=tmp_path)
+    assert invalid.returncode == 2
+    assert invalid.stderr.strip() == (
+        "nexus-gateway: error: mcpServers.gh.url: must start with http:// or https://, got 'ftp://nope'"
+    )
+    assert invalid.stdout == ""

@@ -1,0 +1,102 @@
+"""Config parsing: Claude Desktop's shape, ${VAR} expansion, errors that name server and field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nexus_gateway.config import load_claude_desktop, load_config, parse_config
+from nexus_gateway.exceptions import ConfigError
+
+
+def test_claude_desktop_shape_with_all_transports() -> None:
+    config = parse_config(
+        {
+            "mcpServers": {
+                "time": {
+                    "command": "uvx",
+                    "args": ["mcp-server-time"],
+                    "env": {"TZ": "${ZONE}"},
+                    "cwd": "/tmp",
+                },
+                "github": {"url": "https://api.example/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+                "legacy": {"url": "http://localhost:9/sse", "transport": "sse"},
+            },
+            "nexus": {"call_timeout": 5, "expose": ["time/*"], "search_limit": 4},
+        },
+        environ={"ZONE": "UTC", "TOKEN": "abc"},
+    )
+    time, github, legacy = config.upstreams
+    assert (time.transport, time.command, time.args, time.env, time.cwd) == (
+        "stdio",
+        "uvx",
+        ("mcp-server-time",),
+        {"TZ": "UTC"},
+        "/tmp",
+    )
+    assert (github.transport, github.headers) == ("http", {"Authorization": "Bearer abc"})
+    assert legacy.transport == "sse"
+    assert config.settings.call_timeout == 5.0 and config.settings.expose == ("time/*",)
+
+
+def test_default_expansion() -> None:
+    config = parse_config({"mcpServers": {"a": {"command": "${CMD:-echo}"}}}, environ={})
+    assert config.upstreams[0].command == "echo"
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"mcpServers": {"gh": {"url": "ftp://x"}}}, "mcpServers.gh.url"),
+        ({"mcpServers": {"gh": {}}}, "mcpServers.gh: missing 'command'"),
+        ({"mcpServers": {"gh": {"command": "x", "args": "not a list"}}}, "mcpServers.gh.args"),
+        ({"mcpServers": {"gh": {"command": "x", "env": {"A": 1}}}}, "mcpServers.gh.env"),
+        (
+            {"mcpServers": {"gh": {"url": "http://x", "transport": "carrier-pigeon"}}},
+            "mcpServers.gh.transport",
+        ),
+        ({"mcpServers": {"gh": {"command": "x", "comand": "typo"}}}, "mcpServers.gh.comand: unknown field"),
+        ({"mcpServers": {"gh": {"command": "${MISSING_VAR}"}}}, "MISSING_VAR is not set"),
+        ({"mcpServers": {"bad name!": {"command": "x"}}}, "mcpServers.bad name!"),
+        ({"mcpServers": {}, "nexus": {"call_timeout": -1}}, "nexus.call_timeout"),
+        ({"mcpServers": {}, "nexus": {"unprefixed": "ghost"}}, "nexus.unprefixed"),
+        ({"mcpServers": {}, "nexus": {"expose": "all"}}, "nexus.expose"),
+        ({"mcpServers": {}, "nexus": {"speed": 11}}, "nexus.speed: unknown setting"),
+        ([], "top level must be a JSON object"),
+    ],
+)
+def test_invalid_config_names_server_and_field(raw: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=None) as info:
+        parse_config(raw, environ={})
+    assert message in str(info.value)
+
+
+def test_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        load_config(broken)
+
+
+def test_from_claude_desktop_skips_the_gateway_itself(tmp_path: Path) -> None:
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "nexus": {
+                        "command": "nexus-gateway",
+                        "args": ["serve", "--from-claude-desktop", str(path)],
+                    },
+                    "time": {"command": "mcp-server-time"},
+                },
+                "globalShortcut": "Ctrl+Space",
+            }
+        )
+    )
+    config = load_claude_desktop(path)
+    assert [u.name for u in config.upstreams] == ["time"]

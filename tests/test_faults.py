@@ -1,0 +1,211 @@
+"""Faults: crashing, hanging and changing upstreams, garbage input, corrupted cache, pagination."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from conftest import REPO, fault_server, gateway_env, result_json, result_text, stdio_gateway, write_config
+from mcp import ClientSession
+
+pytestmark = pytest.mark.anyio
+
+CALL_TIMEOUT = 4.0
+
+
+@pytest.fixture
+async def gateway(tmp_path: Path) -> AsyncIterator[ClientSession]:
+    config = write_config(
+        tmp_path / "config.json",
+        {"fault": fault_server("--tools", "30", "--page-size", "7"), "other": fault_server()},
+        call_timeout=CALL_TIMEOUT,
+    )
+    async with stdio_gateway(config, tmp_path / "cache") as session:
+        yield session
+
+
+async def call(
+    session: ClientSession, tool: str, arguments: dict[str, object] | None = None
+) -> types.CallToolResult:
+    result = await session.call_tool("call_tool", {"tool": tool, "arguments": arguments or {}})
+    assert isinstance(result, types.CallToolResult)
+    return result
+
+
+async def search_ids(session: ClientSession, query: str) -> list[str]:
+    result = await session.call_tool("search_tools", {"query": query, "limit": 5})
+    return [r["tool"] for r in result_json(result)["results"]]
+
+
+async def test_upstream_crash_mid_call_errors_fast_then_reconnects(gateway: ClientSession) -> None:
+    started = time.monotonic()
+    crashed = await call(gateway, "fault__crash")
+    elapsed = time.monotonic() - started
+    assert crashed.is_error
+    assert "connection lost" in result_text(crashed) or "closed" in result_text(crashed)
+    assert elapsed < CALL_TIMEOUT, f"crash answered after {elapsed:.1f}s, not at once"
+    # The other upstream never noticed.
+    assert result_text(await call(gateway, "other__echo", {"text": "still here"})) == "still here"
+    # The next call to the crashed server succeeds once it has reconnected.
+    recovered = await call(gateway, "fault__echo", {"text": "back"})
+    assert not recovered.is_error, result_text(recovered)
+    assert result_text(recovered) == "back"
+
+
+async def test_hanging_call_times_out_and_upstream_sees_the_cancel(gateway: ClientSession) -> None:
+    started = time.monotonic()
+    hung = await call(gateway, "fault__hang")
+    elapsed = time.monotonic() - started
+    assert hung.is_error and "no answer within" in result_text(hung)
+    assert CALL_TIMEOUT - 0.5 <= elapsed < CALL_TIMEOUT + 3
+    with anyio.fail_after(5):
+        while result_text(await call(gateway, "fault__cancelled")) != "1":
+            await anyio.sleep(0.05)
+
+
+async def test_host_cancellation_reaches_the_upstream(gateway: ClientSession) -> None:
+    with anyio.move_on_after(0.5):
+        await call(gateway, "fault__hang")
+    with anyio.fail_after(5):
+        while result_text(await call(gateway, "fault__cancelled")) != "1":
+            await anyio.sleep(0.05)
+
+
+async def test_list_changed_reingests_without_restart(gateway: ClientSession) -> None:
+    surface_before = await gateway.list_tools()
+    assert "fault__zebra_counter" not in await search_ids(gateway, "zebra counter")
+    added = await call(gateway, "fault__add_tool", {"name": "zebra_counter"})
+    assert not added.is_error
+    with anyio.fail_after(10):
+        while "fault__zebra_counter" not in await search_ids(gateway, "zebra counter"):
+            await anyio.sleep(0.05)
+    assert result_text(await call(gateway, "fault__zebra_counter")) == "zebra_counter ok"
+    surface_after = await gateway.list_tools()
+    assert surface_after.model_dump() == surface_before.model_dump()
+
+
+async def test_invalid_arguments_never_reach_the_upstream(gateway: ClientSession) -> None:
+    assert result_text(await call(gateway, "fault__count")) == "0"
+    missing = await call(gateway, "fault__echo", {})
+    assert missing.is_error and "'text'" in result_text(missing)
+    wrong = await call(gateway, "fault__strict", {"owner": "octo", "repo": "hello", "count": 0})
+    assert wrong.is_error and "'count'" in result_text(wrong)
+    extra = await call(gateway, "fault__strict", {"owner": "octo", "repo": "hello", "colour": "red"})
+    assert extra.is_error and "'colour'" in result_text(extra)
+    assert result_text(await call(gateway, "fault__count")) == "0"
+    assert (
+        result_text(await call(gateway, "fault__strict", {"owner": "octo", "repo": "hello"})) == "octo/hello"
+    )
+
+
+async def test_paginated_tool_list_is_read_fully(gateway: ClientSession) -> None:
+    assert (await search_ids(gateway, "filler tool number 29"))[0] == "fault__filler_029"
+    assert result_text(await call(gateway, "fault__filler_029")) == "filler_029 ok"
+
+
+async def test_progress_is_forwarded_to_the_host(gateway: ClientSession) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    result = await gateway.call_tool(
+        "call_tool", {"tool": "fault__progress", "arguments": {"steps": 3}}, progress_callback=on_progress
+    )
+    assert result_text(result) == "done"
+    assert [p for p, _, _ in seen] == [1, 2, 3]
+    assert seen[-1][2] == "step 3"
+
+
+async def test_failed_upstream_does_not_block_others(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "config.json",
+        {"broken": {"command": str(tmp_path / "no-such-binary")}, "fault": fault_server()},
+        call_timeout=CALL_TIMEOUT,
+        connect_timeout=3,
+    )
+    async with stdio_gateway(config, tmp_path / "cache") as session:
+        assert result_text(await call(session, "fault__echo", {"text": "ok"})) == "ok"
+
+
+def test_garbage_line_on_stdio_keeps_serving(tmp_path: Path) -> None:
+    """A host that writes junk must not take the gateway down."""
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexus_gateway", "serve", "--config", str(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**gateway_env(tmp_path / "cache"), "PATH": "/usr/bin:/bin"},
+        cwd=str(REPO),
+    )
+    assert process.stdin and process.stdout
+    initialize = types.JSONRPCRequest(
+        jsonrpc="2.0",
+        id=1,
+        method="initialize",
+        params={
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    )
+    lines = [
+        initialize.model_dump_json(by_alias=True, exclude_none=True),
+        types.JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized").model_dump_json(
+            by_alias=True, exclude_none=True
+        ),
+        "this is not json at all {{{",
+        '{"jsonrpc": "2.0", "id": 7, "method": 42}',
+        types.JSONRPCRequest(jsonrpc="2.0", id=2, method="tools/list").model_dump_json(
+            by_alias=True, exclude_none=True
+        ),
+    ]
+    try:
+        process.stdin.write(("\n".join(lines) + "\n").encode())
+        process.stdin.flush()
+        answers = {}
+        deadline = time.monotonic() + 60
+        while 2 not in answers and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            message = json.loads(line)
+            if "id" in message:
+                answers[message["id"]] = message
+        assert 2 in answers, f"no tools/list answer after garbage; got {answers}"
+        assert [t["name"] for t in answers[2]["result"]["tools"]] == [
+            "search_tools",
+            "describe_tool",
+            "call_tool",
+        ]
+        assert process.poll() is None
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def test_corrupted_cache_file_is_rebuilt(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()})
+    cache = tmp_path / "cache"
+    async with stdio_gateway(config, cache) as session:
+        assert "fault__echo" in await search_ids(session, "echo text back")
+    tool_files = sorted((cache / "tools").glob("*.json"))
+    server_file = cache / "servers" / "fault.json"
+    assert tool_files and server_file.exists()
+    victim = tool_files[0]
+    victim.write_bytes(victim.read_bytes()[: len(victim.read_bytes()) // 2])  # truncated
+    server_file.write_bytes(server_file.read_bytes().replace(b"fault", b"faulT"))  # modified
+    async with stdio_gateway(config, cache) as session:
+        assert "fault__echo" in await search_ids(session, "echo text back")
+    from nexus_gateway.cache import RegistryCache
+
+    reread = RegistryCache(cache)
+    assert reread.read_json(victim) is not None, "the truncated file was not rewritten"
+    assert reread.load_server("fault") is not None

@@ -1,0 +1,205 @@
+"""The gateway over streamable HTTP and SSE, and HTTP/SSE upstreams, with real clients and servers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from conftest import (
+    FAULT_SERVER,
+    REPO,
+    fault_server,
+    free_port,
+    gateway_env,
+    http_gateway_process,
+    http_session,
+    node_server,
+    result_json,
+    result_text,
+    wait_for_port,
+    write_config,
+)
+from mcp import ClientSession
+from mcp.client.sse import sse_client
+
+pytestmark = pytest.mark.anyio
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def start(command: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+    wait_for_port(port, process)
+    return process
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def http_upstream() -> Iterator[tuple[int, list[subprocess.Popen[bytes]]]]:
+    """A fault server over streamable HTTP; the list lets a test restart it on the same port."""
+    port = free_port()
+    processes = [start([sys.executable, str(FAULT_SERVER), "--http", str(port)], port)]
+    yield port, processes
+    for process in processes:
+        if process.poll() is None:
+            stop(process)
+
+
+async def test_gateway_over_streamable_http(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()})
+    async with http_gateway_process(config, tmp_path / "cache") as url, http_session(url) as session:
+        tools = await session.list_tools()
+        assert [t.name for t in tools.tools] == ["search_tools", "describe_tool", "call_tool"]
+        found = result_json(await session.call_tool("search_tools", {"query": "echo the text back"}))
+        assert found["results"][0]["tool"] == "fault__echo"
+        echoed = await session.call_tool(
+            "call_tool", {"tool": "fault__echo", "arguments": {"text": "over http"}}
+        )
+        assert result_text(echoed) == "over http"
+
+
+async def test_http_rejects_foreign_origin_and_host(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()})
+    async with http_gateway_process(config, tmp_path / "cache") as url, httpx2.AsyncClient() as http:
+        evil = await http.post(url, json=INITIALIZE, headers={**HEADERS, "Origin": "http://evil.example"})
+        assert evil.status_code == 403
+        rebound = await http.post(url, json=INITIALIZE, headers={**HEADERS, "Host": "evil.example:80"})
+        assert rebound.status_code in (403, 421)
+        same = await http.post(url, json=INITIALIZE, headers={**HEADERS, "Origin": url.rsplit("/", 1)[0]})
+        assert same.status_code == 200
+
+
+async def test_http_token_is_required_when_configured(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()})
+    async with http_gateway_process(config, tmp_path / "cache", env={"NEXUS_TOKEN": "s3cret"}) as url:
+        async with httpx2.AsyncClient() as http:
+            anonymous = await http.post(url, json=INITIALIZE, headers=HEADERS)
+            assert anonymous.status_code == 401
+            wrong = await http.post(url, json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer nope"})
+            assert wrong.status_code == 401
+        async with http_session(url, headers={"Authorization": "Bearer s3cret"}) as session:
+            assert len((await session.list_tools()).tools) == 3
+
+
+def test_non_loopback_bind_without_token_warns(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {})
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "nexus_gateway",
+            "serve",
+            "--config",
+            str(config),
+            "--http",
+            f"0.0.0.0:{port}",
+        ],
+        env={**os.environ, **gateway_env(tmp_path / "cache")},
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        cwd=str(REPO),
+    )
+    try:
+        wait_for_port(port, process)
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=10)
+    assert b"without a token" in stderr
+
+
+async def test_http_upstream_drop_fails_inflight_then_reconnects(
+    tmp_path: Path, http_upstream: tuple[int, list[subprocess.Popen[bytes]]]
+) -> None:
+    port, processes = http_upstream
+    config = write_config(
+        tmp_path / "config.json",
+        {"remote": {"url": f"http://127.0.0.1:{port}/mcp", "transport": "http"}},
+        call_timeout=8,
+        connect_timeout=8,
+    )
+    async with http_gateway_process(config, tmp_path / "cache") as url, http_session(url) as session:
+        ok = await session.call_tool("call_tool", {"tool": "remote__echo", "arguments": {"text": "one"}})
+        assert result_text(ok) == "one"
+        started = time.monotonic()
+        dropped = await session.call_tool("call_tool", {"tool": "remote__crash", "arguments": {}})
+        assert dropped.is_error and "remote" in result_text(dropped)
+        assert time.monotonic() - started < 8
+        processes.append(start([sys.executable, str(FAULT_SERVER), "--http", str(port)], port))
+        with anyio.fail_after(30):
+            while True:
+                again = await session.call_tool(
+                    "call_tool", {"tool": "remote__echo", "arguments": {"text": "two"}}
+                )
+                if not again.is_error:
+                    break
+                await anyio.sleep(0.2)
+        assert result_text(again) == "two"
+
+
+async def test_sse_upstream_and_sse_gateway(tmp_path: Path) -> None:
+    upstream_port = free_port()
+    upstream = start(
+        [node_server("mcp-server-everything"), "sse"], upstream_port, env={"PORT": str(upstream_port)}
+    )
+    try:
+        config = write_config(
+            tmp_path / "config.json",
+            {"legacy": {"url": f"http://127.0.0.1:{upstream_port}/sse", "transport": "sse"}},
+        )
+        port = free_port()
+        gateway = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "nexus_gateway",
+                "serve",
+                "--config",
+                str(config),
+                "--sse",
+                f"127.0.0.1:{port}",
+            ],
+            env={**os.environ, **gateway_env(tmp_path / "cache")},
+            stdin=subprocess.DEVNULL,
+            cwd=str(REPO),
+        )
+        try:
+            await anyio.to_thread.run_sync(wait_for_port, port, gateway)
+            async with (
+                sse_client(f"http://127.0.0.1:{port}/sse") as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                summed = await session.call_tool(
+                    "call_tool", {"tool": "legacy__get-sum", "arguments": {"a": 20, "b": 22}}
+                )
+                assert "42" in result_text(summed)
+        finally:
+            stop(gateway)
+    finally:
+        stop(upstream)

@@ -1,0 +1,113 @@
+"""Tool ids, signatures, BM25, argument validation and the checksummed registry cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nexus_gateway.cache import RegistryCache, schema_key
+from nexus_gateway.exceptions import ArgumentError, ToolNotFound
+from nexus_gateway.lexical import BM25Index, split_identifier, tokenize
+from nexus_gateway.registry import Registry
+from nexus_gateway.signature import first_sentence, signature
+from nexus_gateway.toolids import VALID_ID, assign_ids
+from nexus_gateway.validation import validate_arguments
+
+
+def test_ids_are_valid_unique_and_deterministic() -> None:
+    pairs = [
+        ("github", "create_issue"),
+        ("my.server", "tool with spaces/and:colons"),
+        ("a" * 40, "b" * 40),
+        ("x", "a.b"),
+        ("x", "a_b"),
+    ]
+    ids = assign_ids(pairs)
+    assert all(VALID_ID.match(i) for i in ids.values())
+    assert len(set(ids.values())) == len(pairs)
+    assert ids[("github", "create_issue")] == "github__create_issue"
+    assert len(ids[("a" * 40, "b" * 40)]) == 64
+    assert assign_ids(list(reversed(pairs))) == ids
+    assert assign_ids(pairs, unprefixed="github")[("github", "create_issue")] == "create_issue"
+
+
+def test_signature_covers_enums_arrays_nested_and_refs() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "state": {"type": "string", "enum": ["open", "closed"], "default": "open"},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "owner": {"$ref": "#/$defs/Owner"},
+            "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+        "required": ["name"],
+        "$defs": {"Owner": {"type": "object", "properties": {"login": {"type": "string"}}}},
+    }
+    text = signature("list_issues", schema, "List issues. Many of them.")
+    assert text == (
+        'list_issues(name: string, state?: "open"|"closed" = "open", labels?: string[], '
+        "owner?: {login?: string}, limit?: integer) — List issues."
+    )
+    assert first_sentence("One. Two.") == "One."
+
+
+def test_tokenizer_splits_identifiers() -> None:
+    assert split_identifier("list_pullRequests") == "list pull Requests"
+    assert tokenize("get-PullRequestFiles") == ["get", "pull", "request", "file"]
+
+
+def test_bm25_ranks_the_matching_document_first() -> None:
+    index = BM25Index(
+        [tokenize("create issue in repository"), tokenize("list pull requests"), tokenize("get time")]
+    )
+    assert index.top("open a pull request list", 2)[0][0] == 1
+    assert index.top("nothing matches zzz", 3) == []
+
+
+def test_validation_names_the_failing_field() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"labels": {"type": "array", "items": {"type": "string"}}, "n": {"type": "integer"}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }
+    with pytest.raises(ArgumentError, match=r"field 'labels\[1\]'"):
+        validate_arguments("t", schema, {"n": 1, "labels": ["a", 2]})
+    with pytest.raises(ArgumentError, match="field 'n': is required"):
+        validate_arguments("t", schema, {})
+    with pytest.raises(ArgumentError, match="field 'extra': is not an accepted"):
+        validate_arguments("t", schema, {"n": 1, "extra": True})
+    validate_arguments("t", schema, {"n": 1, "labels": ["a"]})
+
+
+def tools() -> list[dict[str, object]]:
+    return [
+        {
+            "name": "get_current_time",
+            "description": "Get the time in a zone.",
+            "inputSchema": {"type": "object"},
+        },
+        {
+            "name": "convert_time",
+            "description": "Convert a time between zones.",
+            "inputSchema": {"type": "object"},
+        },
+    ]
+
+
+def test_registry_caches_by_schema_key_and_rebuilds_corrupt_files(tmp_path: Path) -> None:
+    cache = RegistryCache(tmp_path)
+    registry = Registry(cache)
+    assert registry.set_server_tools("time", tools()) == 2
+    assert Registry(cache).set_server_tools("time", tools()) == 0, "an unchanged tool was ingested twice"
+    path = cache.tool_path(schema_key(tools()[0]))
+    path.write_bytes(path.read_bytes()[:-5])
+    assert cache.load_tool(schema_key(tools()[0])) is None and not path.exists()
+    assert Registry(cache).set_server_tools("time", tools()) == 1
+    warm = Registry(cache)
+    assert warm.load_cached_server("time") and len(warm) == 2
+    assert warm.search("convert a time")[0].entry.id == "time__convert_time"
+    with pytest.raises(ToolNotFound, match="time__convert_time"):
+        warm.get("time__convert_tim")
