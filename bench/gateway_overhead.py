@@ -32,7 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stats import bootstrap_median_ci  # noqa: E402
+from stats import bootstrap_median_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULT_SERVER = ROOT / "tests" / "fixtures" / "fault_server.py"
@@ -60,7 +60,9 @@ def wait_port(port: int, timeout: float = 60) -> None:
 
 
 @asynccontextmanager
-async def stdio_session(command: list[str], env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+async def stdio_session(
+    command: list[str], env: dict[str, str] | None = None
+) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -82,7 +84,9 @@ async def http_session(url: str) -> AsyncIterator[ClientSession]:
 
 @asynccontextmanager
 async def process(command: list[str], port: int, env: dict[str, str]) -> AsyncIterator[None]:
-    child = subprocess.Popen(command, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        command, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         await anyio.to_thread.run_sync(wait_port, port)
         yield
@@ -100,20 +104,18 @@ def write_config(path: Path, upstream: dict[str, Any]) -> Path:
     return path
 
 
-async def interleaved(direct: Call, gateway: Call, calls: int, warmup: int = 50) -> tuple[np.ndarray, np.ndarray]:
+async def interleaved(calls: int, *paths: Call, warmup: int = 50) -> list[np.ndarray]:
+    """Latency in ms of each path, calling them in turn so that all see the same machine state."""
     for _ in range(warmup):
-        await direct()
-        await gateway()
-    times_direct, times_gateway = [], []
+        for path in paths:
+            await path()
+    times: list[list[float]] = [[] for _ in paths]
     for _ in range(calls):
-        start = time.perf_counter()
-        await direct()
-        middle = time.perf_counter()
-        await gateway()
-        end = time.perf_counter()
-        times_direct.append(middle - start)
-        times_gateway.append(end - middle)
-    return np.array(times_direct) * 1000, np.array(times_gateway) * 1000
+        for index, path in enumerate(paths):
+            start = time.perf_counter()
+            await path()
+            times[index].append(time.perf_counter() - start)
+    return [np.array(t) * 1000 for t in times]
 
 
 async def throughput(call: Call, concurrency: int, seconds: float) -> float:
@@ -156,10 +158,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     echo = {"text": "benchmark payload"}
     results: dict[str, Any] = {}
 
-    # stdio: client → upstream  vs  client → gateway → upstream
+    # stdio: client → upstream  vs  client → gateway → upstream  (vs a bare SDK proxy, the floor)
     upstream = [sys.executable, str(FAULT_SERVER)]
+    bare = [sys.executable, str(ROOT / "bench" / "bare_proxy.py"), *upstream]
     config = write_config(work / "stdio.json", {"command": upstream[0], "args": upstream[1:]})
-    async with stdio_session(upstream) as direct, stdio_session(gateway_command(config), env=env) as gateway:
+    async with (
+        stdio_session(upstream) as direct,
+        stdio_session(gateway_command(config), env=env) as gateway,
+        stdio_session(bare) as proxy,
+    ):
 
         async def d() -> Any:
             return await direct.call_tool("echo", echo)
@@ -167,7 +174,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         async def g() -> Any:
             return await gateway.call_tool("call_tool", {"tool": "up__echo", "arguments": echo})
 
-        results["stdio"] = summarise(*await interleaved(d, g, args.calls))
+        async def b() -> Any:
+            return await proxy.call_tool("echo", echo)
+
+        t_direct, t_gateway, t_bare = await interleaved(args.calls, d, g, b)
+        results["stdio"] = summarise(t_direct, t_gateway)
+        results["stdio_bare_sdk_proxy"] = summarise(t_direct, t_bare)
 
     # HTTP: the upstream and the gateway both serve streamable HTTP.
     up_port, gw_port = free_port(), free_port()
@@ -185,31 +197,43 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         async def hg() -> Any:
             return await gateway.call_tool("call_tool", {"tool": "up__echo", "arguments": echo})
 
-        results["http"] = summarise(*await interleaved(hd, hg, max(args.calls // 4, 100)))
+        results["http"] = summarise(*await interleaved(max(args.calls // 4, 100), hd, hg))
         results["http"]["direct_calls_per_s"] = await throughput(hd, args.concurrency, args.seconds)
         results["http"]["gateway_calls_per_s"] = await throughput(hg, args.concurrency, args.seconds)
         results["http"]["concurrency"] = args.concurrency
 
-    results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+    results["machine"] = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
     return results
 
 
 def print_table(results: dict[str, Any]) -> None:
-    print(f"{'transport':9}  {'n':>5}  {'direct p50':>10}  {'gateway p50':>11}  {'added p50 [95% CI]':>24}  "
-          f"{'direct p99':>10}  {'gateway p99':>11}  {'ratio':>5}")
-    for name in ("stdio", "http"):
+    print(
+        f"{'path':20}  {'n':>5}  {'direct p50':>10}  {'gateway p50':>11}  {'added p50 [95% CI]':>24}  "
+        f"{'direct p99':>10}  {'gateway p99':>11}  {'ratio':>5}"
+    )
+    for name in ("stdio", "stdio_bare_sdk_proxy", "http"):
         r = results[name]
         ci = r["added_p50_ci"]
-        print(f"{name:9}  {r['n']:>5}  {r['direct_p50_ms']:>8.2f}ms  {r['gateway_p50_ms']:>9.2f}ms  "
-              f"{r['added_p50_ms']:>8.2f}ms [{ci[0]:.2f}, {ci[1]:.2f}]  {r['direct_p99_ms']:>8.2f}ms  "
-              f"{r['gateway_p99_ms']:>9.2f}ms  {r['ratio_p50']:>5.2f}")
+        print(
+            f"{name:20}  {r['n']:>5}  {r['direct_p50_ms']:>8.2f}ms  {r['gateway_p50_ms']:>9.2f}ms  "
+            f"{r['added_p50_ms']:>8.2f}ms [{ci[0]:.2f}, {ci[1]:.2f}]  {r['direct_p99_ms']:>8.2f}ms  "
+            f"{r['gateway_p99_ms']:>9.2f}ms  {r['ratio_p50']:>5.2f}"
+        )
     h = results["http"]
-    print(f"HTTP throughput at concurrency {h['concurrency']}: direct {h['direct_calls_per_s']:.0f} calls/s, "
-          f"gateway {h['gateway_calls_per_s']:.0f} calls/s")
+    print(
+        f"HTTP throughput at concurrency {h['concurrency']}: direct {h['direct_calls_per_s']:.0f} calls/s, "
+        f"gateway {h['gateway_calls_per_s']:.0f} calls/s"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=5.0)

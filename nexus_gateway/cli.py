@@ -156,13 +156,8 @@ async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
     gateway = Gateway(config)
     async with gateway.running():
         result = await gateway.call(args.tool, arguments)
-    sys.stdout.write(
-        orjson.dumps(
-            result.model_dump(by_alias=True, mode="json", exclude_none=True), option=orjson.OPT_INDENT_2
-        ).decode()
-        + "\n"
-    )
-    return ExitStatus.ERROR if result.is_error else ExitStatus.OK
+    sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+    return ExitStatus.ERROR if result.get("isError") else ExitStatus.OK
 
 
 def print_table(headers: list[str], rows: list[list[str]]) -> None:

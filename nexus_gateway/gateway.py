@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from urllib.parse import quote, unquote
 
 import anyio
 import mcp_types as types
+from mcp import MCPDeprecationWarning
 
 from .cache import RegistryCache
 from .config import GatewayConfig
@@ -83,8 +85,8 @@ class Gateway:
         *,
         progress: ProgressCallback | None = None,
         validate: bool = True,
-    ) -> types.CallToolResult:
-        """Validate, forward, return the upstream result unchanged."""
+    ) -> dict[str, Any]:
+        """Validate, forward, return the upstream result unchanged (wire form: content, isError, …)."""
         entry = self.registry.get(tool_id)
         arguments = arguments if arguments is not None else {}
         if validate:
@@ -178,9 +180,12 @@ class Gateway:
         target = self.parse_resource_uri(uri)
 
         async def send(session: Any) -> Any:
-            if subscribe:
-                return await session.subscribe_resource(target.original)
-            return await session.unsubscribe_resource(target.original)
+            # Handshake-era upstreams still serve subscriptions; the SDK warns because 2026-07-28 drops them.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                if subscribe:
+                    return await session.subscribe_resource(target.original)
+                return await session.unsubscribe_resource(target.original)
 
         await self.pool[target.server].request(send, what=f"resources/subscribe {target.original}")
 

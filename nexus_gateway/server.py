@@ -118,7 +118,7 @@ class HostSurface:
             version="0.1.0",
             instructions=INSTRUCTIONS,
             on_list_tools=self.list_tools,
-            on_call_tool=self.call_tool,
+            on_call_tool=self.call_tool,  # type: ignore[arg-type]  # a wire dict is a valid HandlerResult
             on_list_resources=self.list_resources,
             on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource,
@@ -144,7 +144,7 @@ class HostSurface:
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | dict[str, Any]:
         name, arguments = params.name, dict(params.arguments or {})
         surface_tool = self.surface.get(name)
         try:
@@ -166,7 +166,7 @@ class HostSurface:
 
     async def _surface_call(
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | dict[str, Any]:
         if name == "search_tools":
             hits = self.gateway.search(arguments["query"], arguments.get("limit"))
             results = [
@@ -199,7 +199,7 @@ class HostSurface:
 
     async def _forward_exposed(
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
-    ) -> types.CallToolResult:
+    ) -> dict[str, Any]:
         """Exposed tools behave exactly as the upstream's own: its validation, its errors."""
         try:
             return await self.gateway.call(name, arguments, progress=progress_forwarder(ctx), validate=False)

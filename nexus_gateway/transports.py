@@ -10,8 +10,15 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import os
+import stat
+import sys
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import anyio
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.sse import SseServerTransport
@@ -130,6 +137,98 @@ async def serve_asgi(app: ASGIApp, host: str, port: int) -> None:
     await server.serve()
 
 
+class PipeLines:
+    """Lines from a pipe, read on the event loop (the SDK's default reads stdin in a worker thread).
+
+    Every thread hop costs the gateway latency on each call; a pipe can be waited on directly.
+    """
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self.fd = fd
+        self.partial = b""
+        self.lines: deque[bytes] = deque()
+
+    def __aiter__(self) -> PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while not self.lines:
+            await anyio.wait_readable(self.fd)
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                if self.partial:
+                    line, self.partial = self.partial, b""
+                    return line.decode("utf-8", "replace")
+                raise StopAsyncIteration
+            *complete, self.partial = (self.partial + chunk).split(b"\n")
+            self.lines.extend(complete)
+        return self.lines.popleft().decode("utf-8", "replace")
+
+
+class PipeWriter:
+    """Writes to a pipe on the event loop, waiting only when the pipe is full."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self.fd = fd
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            try:
+                written = os.write(self.fd, data)
+            except BlockingIOError:
+                await anyio.wait_writable(self.fd)
+                continue
+            data = data[written:]
+
+    async def flush(self) -> None:
+        return None
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISSOCK(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+@contextmanager
+def claimed_stdio() -> Iterator[tuple[int, int] | None]:
+    """Take fds 0/1 for the wire and point them at /dev/null and stderr, so stray prints miss the wire.
+
+    Yields private duplicates of the wire fds, or None when they are not pipes (a file or a tty),
+    in which case the SDK's own threaded stdio transport is used.
+    """
+    if not (_is_pipe(0) and _is_pipe(1)):
+        yield None
+        return
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    os.close(devnull)
+    try:
+        yield wire_in, wire_out
+    finally:
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        for fd in (saved_in, saved_out, wire_in, wire_out):
+            os.close(fd)
+
+
 async def serve_stdio(server: Server[Any]) -> None:
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    with claimed_stdio() as wire:
+        if wire is None:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            return
+        stdin, stdout = PipeLines(wire[0]), PipeWriter(wire[1])
+        async with stdio_server(stdin, stdout) as (read, write):  # type: ignore[arg-type]
+            await server.run(read, write, server.create_initialization_options())

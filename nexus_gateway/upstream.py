@@ -30,6 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.message import SessionMessage
+from pydantic import TypeAdapter
 
 from .config import GatewaySettings, UpstreamConfig
 from .exceptions import UpstreamError, UpstreamProtocolError, UpstreamTimeout, UpstreamUnavailable
@@ -40,6 +41,7 @@ CLIENT_INFO = types.Implementation(name="nexus-gateway", version="0.1.0")
 FIRST_BACKOFF = 0.2
 PING_TIMEOUT = 10.0
 MAX_TOOL_PAGES = 1000
+WIRE_RESULT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 
 ToolsCallback = Callable[[str, list[dict[str, Any]]], None]
 ProgressCallback = ProgressFnT
@@ -165,18 +167,19 @@ class Upstream:
         *,
         progress: ProgressCallback | None = None,
         timeout: float | None = None,
-    ) -> types.CallToolResult:
-        """Forward one ``tools/call``; answers within ``timeout`` whatever the upstream does."""
-        timeout = timeout or self.settings.call_timeout
+    ) -> dict[str, Any]:
+        """Forward one ``tools/call``; answers within ``timeout`` whatever the upstream does.
 
-        async def send(session: ClientSession) -> Any:
-            return await session.call_tool(name, arguments, progress_callback=progress)
+        The result stays in wire form (the SDK still checks it against the protocol version): a
+        proxy has no use for typed models, and building then dumping them on every call is most of
+        what a forward would otherwise cost.
+        """
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
 
-        result = await self.request(send, timeout=timeout, what=f"tools/call {name}")
-        if not isinstance(result, types.CallToolResult):
-            raise UpstreamProtocolError(
-                self.name, f"unexpected answer to tools/call: {type(result).__name__}"
-            )
+        async def send(session: ClientSession) -> dict[str, Any]:
+            return await session.send_request(request, WIRE_RESULT, progress_callback=progress)  # type: ignore[type-var]
+
+        result: dict[str, Any] = await self.request(send, timeout=timeout, what=f"tools/call {name}")
         return result
 
     async def request(
@@ -184,15 +187,17 @@ class Upstream:
     ) -> Any:
         """Run ``send(session)`` on the live connection with timeout and loss handling."""
         timeout = timeout or self.settings.call_timeout
-        deadline = time.monotonic() + timeout
-        connection = await self._wait_connected(min(timeout, self.settings.connect_timeout))
-        with anyio.CancelScope() as scope:
+        deadline = anyio.current_time() + timeout
+        connection = self._connection
+        if connection is None or connection.lost.is_set():
+            connection = await self._wait_connected(min(timeout, self.settings.connect_timeout))
+        # One scope serves both the deadline and loss of the connection (cancelled by _Connection.lose).
+        with anyio.CancelScope(
+            deadline=anyio.current_time() + max(deadline - time.monotonic(), 0.001)
+        ) as scope:
             connection.inflight.add(scope)
             try:
-                with anyio.fail_after(max(deadline - time.monotonic(), 0.001)):
-                    return await send(connection.session)
-            except TimeoutError:
-                raise UpstreamTimeout(self.name, f"{what}: no answer within {timeout:g}s") from None
+                return await send(connection.session)
             except MCPError as exc:
                 if exc.error.code == types.CONNECTION_CLOSED:
                     connection.lose("connection closed")
@@ -205,10 +210,11 @@ class Upstream:
                 ) from None
             finally:
                 connection.inflight.discard(scope)
-        # Only reached when the connection was lost and our scope cancelled.
-        raise UpstreamUnavailable(
-            self.name, f"{what}: connection lost during the call ({connection.lost_reason})"
-        )
+        if connection.lost.is_set():
+            raise UpstreamUnavailable(
+                self.name, f"{what}: connection lost during the call ({connection.lost_reason})"
+            )
+        raise UpstreamTimeout(self.name, f"{what}: no answer within {timeout:g}s")
 
     # ##### Connection #####
 

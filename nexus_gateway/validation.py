@@ -16,9 +16,23 @@ from jsonschema.protocols import Validator
 
 from .exceptions import ArgumentError
 
+_BY_IDENTITY: dict[int, tuple[dict[str, Any], Validator | None]] = {}
+
+
+def validator_for(schema: dict[str, Any]) -> Validator | None:
+    """A compiled validator per schema object (registry schemas live as long as their entry)."""
+    hit = _BY_IDENTITY.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    validator = _compile(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
+    if len(_BY_IDENTITY) > 8192:
+        _BY_IDENTITY.clear()
+    _BY_IDENTITY[id(schema)] = (schema, validator)
+    return validator
+
 
 @lru_cache(maxsize=4096)
-def _validator(schema_json: bytes) -> Validator | None:
+def _compile(schema_json: bytes) -> Validator | None:
     schema = orjson.loads(schema_json)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
@@ -39,8 +53,8 @@ def validate_arguments(tool_id: str, schema: dict[str, Any], arguments: Any) -> 
     """Raise :class:`ArgumentError` naming the first failing field, most specific first."""
     if not isinstance(arguments, dict):
         raise ArgumentError(tool_id, "arguments", f"must be an object, got {type(arguments).__name__}")
-    validator = _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
-    if validator is None:
+    validator = validator_for(schema)
+    if validator is None or validator.is_valid(arguments):
         return
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (-len(e.absolute_path), e.message))
     if not errors:
