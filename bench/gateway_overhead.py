@@ -60,9 +60,7 @@ def wait_port(port: int, timeout: float = 60) -> None:
 
 
 @asynccontextmanager
-async def stdio_session(
-    command: list[str], env: dict[str, str] | None = None
-) -> AsyncIterator[ClientSession]:
+async def stdio_session(command: list[str], env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -84,9 +82,7 @@ async def http_session(url: str) -> AsyncIterator[ClientSession]:
 
 @asynccontextmanager
 async def process(command: list[str], port: int, env: dict[str, str]) -> AsyncIterator[None]:
-    child = subprocess.Popen(
-        command, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    child = subprocess.Popen(command, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         await anyio.to_thread.run_sync(wait_port, port)
         yield
@@ -231,15 +227,13 @@ def print_table(results: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "gateway_overhead.json"))
     args = parser.parse_args()
-    results = anyio.run(run, args)
+    results = anyio.run(run, args, backend_options={"use_uvloop": True})
     print_table(results)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))

@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 import orjson
 
+from . import eval_cli
 from .config import GatewayConfig, load_claude_desktop, load_config
 from .exceptions import ConfigError, NexusError
 from .gateway import Gateway
@@ -59,6 +60,15 @@ def read_config(args: argparse.Namespace) -> GatewayConfig:
     if args.config:
         return load_config(args.config)
     raise ConfigError("no configuration: pass --config FILE or --from-claude-desktop PATH")
+
+
+def event_loop_options() -> dict[str, Any]:
+    """uvloop when installed: the SDK's many task hand-offs per message make the loop itself hot."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return {}
+    return {"use_uvloop": True}
 
 
 # ##### Commands #####
@@ -140,9 +150,7 @@ async def cmd_search(args: argparse.Namespace, config: GatewayConfig) -> int:
         ]
         sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        print_table(
-            ["score", "tool", "signature"], [[f"{h.score:.2f}", h.entry.id, h.entry.signature] for h in hits]
-        )
+        print_table(["score", "tool", "signature"], [[f"{h.score:.2f}", h.entry.id, h.entry.signature] for h in hits])
     return ExitStatus.OK
 
 
@@ -220,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     call = command("call", cmd_call, "Call one tool by id and print the upstream result as JSON.")
     call.add_argument("tool", metavar="TOOL_ID")
     call.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
+    eval_cli.register(commands)
     return parser
 
 
@@ -228,12 +237,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_logging(args.log_level or ("INFO" if args.command == "serve" else "WARNING"))
     try:
+        if getattr(args, "offline", None):
+            return int(args.offline(args))
         config = read_config(args)
 
         async def run() -> int:
             return int(await args.handler(args, config))
 
-        return anyio.run(run)
+        return anyio.run(run, backend_options=event_loop_options())
     except KeyboardInterrupt:
         return ExitStatus.CTRL_C
     except BaseExceptionGroup as group:

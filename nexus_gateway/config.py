@@ -184,9 +184,7 @@ def _parse_upstream(name: str, spec: Any, env: dict[str, str] | os._Environ[str]
     raise ConfigError(f"{where}: missing 'command' (stdio server) or 'url' (http/sse server)")
 
 
-def _parse_settings(
-    raw: Any, upstream_names: set[str], env: dict[str, str] | os._Environ[str]
-) -> GatewaySettings:
+def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os._Environ[str]) -> GatewaySettings:
     if not isinstance(raw, dict):
         raise ConfigError("nexus: must be an object")
     defaults = GatewaySettings()

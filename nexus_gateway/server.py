@@ -193,9 +193,7 @@ class HostSurface:
                 described["outputSchema"] = entry.raw["outputSchema"]
             return json_result(described)
         tool_id = arguments["tool"]
-        return await self.gateway.call(
-            tool_id, arguments.get("arguments") or {}, progress=progress_forwarder(ctx)
-        )
+        return await self.gateway.call(tool_id, arguments.get("arguments") or {}, progress=progress_forwarder(ctx))
 
     async def _forward_exposed(
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
@@ -206,9 +204,7 @@ class HostSurface:
         except UpstreamProtocolError as exc:
             cause = exc.__cause__
             if isinstance(cause, MCPError):
-                raise MCPError(
-                    code=cause.error.code, message=cause.error.message, data=cause.error.data
-                ) from None
+                raise MCPError(code=cause.error.code, message=cause.error.message, data=cause.error.data) from None
             raise
 
     # ##### Resources, prompts, logging #####
@@ -221,9 +217,7 @@ class HostSurface:
     async def list_resource_templates(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(
-            resource_templates=await self.gateway.list_resource_templates()
-        )
+        return types.ListResourceTemplatesResult(resource_templates=await self.gateway.list_resource_templates())
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -252,9 +246,7 @@ class HostSurface:
     ) -> types.GetPromptResult:
         return await _as_mcp_error(self.gateway.get_prompt(params.name, params.arguments))
 
-    async def set_level(
-        self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
-    ) -> types.EmptyResult:
+    async def set_level(self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
         logger.debug("host asked for log level %s", params.level)
         return types.EmptyResult()
 
@@ -266,9 +258,7 @@ async def _as_mcp_error(awaitable: Any) -> Any:
     except UpstreamProtocolError as exc:
         cause = exc.__cause__
         if isinstance(cause, MCPError):
-            raise MCPError(
-                code=cause.error.code, message=cause.error.message, data=cause.error.data
-            ) from None
+            raise MCPError(code=cause.error.code, message=cause.error.message, data=cause.error.data) from None
         raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
     except UpstreamError as exc:
         raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None

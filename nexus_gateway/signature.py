@@ -76,13 +76,7 @@ def type_text(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
 
 
 def _literal(value: Any) -> str:
-    return (
-        f'"{value}"'
-        if isinstance(value, str)
-        else str(value).lower()
-        if isinstance(value, bool)
-        else str(value)
-    )
+    return f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def params_text(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:

@@ -192,9 +192,7 @@ class Upstream:
         if connection is None or connection.lost.is_set():
             connection = await self._wait_connected(min(timeout, self.settings.connect_timeout))
         # One scope serves both the deadline and loss of the connection (cancelled by _Connection.lose).
-        with anyio.CancelScope(
-            deadline=anyio.current_time() + max(deadline - time.monotonic(), 0.001)
-        ) as scope:
+        with anyio.CancelScope(deadline=anyio.current_time() + max(deadline - time.monotonic(), 0.001)) as scope:
             connection.inflight.add(scope)
             try:
                 return await send(connection.session)
@@ -205,15 +203,11 @@ class Upstream:
                 raise UpstreamProtocolError(self.name, f"{what}: {exc.error.message}") from exc
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 connection.lose(describe_error(exc))
-                raise UpstreamUnavailable(
-                    self.name, f"{what}: connection lost ({describe_error(exc)})"
-                ) from None
+                raise UpstreamUnavailable(self.name, f"{what}: connection lost ({describe_error(exc)})") from None
             finally:
                 connection.inflight.discard(scope)
         if connection.lost.is_set():
-            raise UpstreamUnavailable(
-                self.name, f"{what}: connection lost during the call ({connection.lost_reason})"
-            )
+            raise UpstreamUnavailable(self.name, f"{what}: connection lost during the call ({connection.lost_reason})")
         raise UpstreamTimeout(self.name, f"{what}: no answer within {timeout:g}s")
 
     # ##### Connection #####
@@ -369,9 +363,7 @@ async def _watch_eof(eof: anyio.Event, connection: _Connection) -> None:
 class UpstreamPool:
     """Every configured upstream, started concurrently and independently."""
 
-    def __init__(
-        self, configs: list[UpstreamConfig], settings: GatewaySettings, on_tools: ToolsCallback
-    ) -> None:
+    def __init__(self, configs: list[UpstreamConfig], settings: GatewaySettings, on_tools: ToolsCallback) -> None:
         self.settings = settings
         self.upstreams = {c.name: Upstream(c, settings, on_tools) for c in configs}
 

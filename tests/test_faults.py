@@ -31,9 +31,7 @@ async def gateway(tmp_path: Path) -> AsyncIterator[ClientSession]:
         yield session
 
 
-async def call(
-    session: ClientSession, tool: str, arguments: dict[str, object] | None = None
-) -> types.CallToolResult:
+async def call(session: ClientSession, tool: str, arguments: dict[str, object] | None = None) -> types.CallToolResult:
     result = await session.call_tool("call_tool", {"tool": tool, "arguments": arguments or {}})
     assert isinstance(result, types.CallToolResult)
     return result
@@ -100,9 +98,7 @@ async def test_invalid_arguments_never_reach_the_upstream(gateway: ClientSession
     extra = await call(gateway, "fault__strict", {"owner": "octo", "repo": "hello", "colour": "red"})
     assert extra.is_error and "'colour'" in result_text(extra)
     assert result_text(await call(gateway, "fault__count")) == "0"
-    assert (
-        result_text(await call(gateway, "fault__strict", {"owner": "octo", "repo": "hello"})) == "octo/hello"
-    )
+    assert result_text(await call(gateway, "fault__strict", {"owner": "octo", "repo": "hello"})) == "octo/hello"
 
 
 async def test_paginated_tool_list_is_read_fully(gateway: ClientSession) -> None:

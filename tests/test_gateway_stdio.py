@@ -59,9 +59,7 @@ async def test_search_finds_each_servers_tool(gateway: ClientSession, query: str
 async def test_search_results_carry_signature_and_first_sentence(gateway: ClientSession) -> None:
     result = await gateway.call_tool("search_tools", {"query": "convert time", "limit": 1})
     [hit] = result_json(result)["results"]
-    assert hit["signature"].startswith(
-        "convert_time(source_timezone: string, time: string, target_timezone: string)"
-    )
+    assert hit["signature"].startswith("convert_time(source_timezone: string, time: string, target_timezone: string)")
     assert "\n" not in hit["description"] and hit["score"] > 0
 
 
@@ -126,27 +124,17 @@ async def test_stateful_upstream_keeps_state_across_calls(gateway: ClientSession
 
 
 async def test_invalid_arguments_name_the_field(gateway: ClientSession) -> None:
-    result = await gateway.call_tool(
-        "call_tool", {"tool": "everything__get-sum", "arguments": {"a": "two", "b": 3}}
-    )
+    result = await gateway.call_tool("call_tool", {"tool": "everything__get-sum", "arguments": {"a": "two", "b": 3}})
     assert result.is_error
     assert "field 'a'" in result_text(result) and "number" in result_text(result)
-    missing = await gateway.call_tool(
-        "call_tool", {"tool": "time__convert_time", "arguments": {"time": "10:00"}}
-    )
-    assert (
-        missing.is_error
-        and "'source_timezone'" in result_text(missing)
-        and "required" in result_text(missing)
-    )
+    missing = await gateway.call_tool("call_tool", {"tool": "time__convert_time", "arguments": {"time": "10:00"}})
+    assert missing.is_error and "'source_timezone'" in result_text(missing) and "required" in result_text(missing)
 
 
 async def test_unknown_tool_id_suggests_close_ids(gateway: ClientSession) -> None:
     result = await gateway.call_tool("call_tool", {"tool": "time__convert_tme", "arguments": {}})
     assert result.is_error
-    assert "Unknown tool 'time__convert_tme'" in result_text(result) and "time__convert_time" in result_text(
-        result
-    )
+    assert "Unknown tool 'time__convert_tme'" in result_text(result) and "time__convert_time" in result_text(result)
     direct = await gateway.call_tool("no_such_surface_tool", {})
     assert direct.is_error and "search_tools" in result_text(direct)
 
@@ -179,9 +167,7 @@ async def test_concurrent_calls_all_answered_correctly(gateway: ClientSession) -
     answers: dict[int, str] = {}
 
     async def one(i: int) -> None:
-        result = await gateway.call_tool(
-            "call_tool", {"tool": "everything__get-sum", "arguments": {"a": i, "b": 1000}}
-        )
+        result = await gateway.call_tool("call_tool", {"tool": "everything__get-sum", "arguments": {"a": i, "b": 1000}})
         answers[i] = result_text(result)
 
     with anyio.fail_after(60):

@@ -77,9 +77,7 @@ async def test_gateway_over_streamable_http(tmp_path: Path) -> None:
         assert [t.name for t in tools.tools] == ["search_tools", "describe_tool", "call_tool"]
         found = result_json(await session.call_tool("search_tools", {"query": "echo the text back"}))
         assert found["results"][0]["tool"] == "fault__echo"
-        echoed = await session.call_tool(
-            "call_tool", {"tool": "fault__echo", "arguments": {"text": "over http"}}
-        )
+        echoed = await session.call_tool("call_tool", {"tool": "fault__echo", "arguments": {"text": "over http"}})
         assert result_text(echoed) == "over http"
 
 
@@ -153,9 +151,7 @@ async def test_http_upstream_drop_fails_inflight_then_reconnects(
         processes.append(start([sys.executable, str(FAULT_SERVER), "--http", str(port)], port))
         with anyio.fail_after(30):
             while True:
-                again = await session.call_tool(
-                    "call_tool", {"tool": "remote__echo", "arguments": {"text": "two"}}
-                )
+                again = await session.call_tool("call_tool", {"tool": "remote__echo", "arguments": {"text": "two"}})
                 if not again.is_error:
                     break
                 await anyio.sleep(0.2)
@@ -164,9 +160,7 @@ async def test_http_upstream_drop_fails_inflight_then_reconnects(
 
 async def test_sse_upstream_and_sse_gateway(tmp_path: Path) -> None:
     upstream_port = free_port()
-    upstream = start(
-        [node_server("mcp-server-everything"), "sse"], upstream_port, env={"PORT": str(upstream_port)}
-    )
+    upstream = start([node_server("mcp-server-everything"), "sse"], upstream_port, env={"PORT": str(upstream_port)})
     try:
         config = write_config(
             tmp_path / "config.json",

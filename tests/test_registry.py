@@ -59,9 +59,7 @@ def test_tokenizer_splits_identifiers() -> None:
 
 
 def test_bm25_ranks_the_matching_document_first() -> None:
-    index = BM25Index(
-        [tokenize("create issue in repository"), tokenize("list pull requests"), tokenize("get time")]
-    )
+    index = BM25Index([tokenize("create issue in repository"), tokenize("list pull requests"), tokenize("get time")])
     assert index.top("open a pull request list", 2)[0][0] == 1
     assert index.top("nothing matches zzz", 3) == []
 

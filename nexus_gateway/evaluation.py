@@ -1,0 +1,350 @@
+"""Routing evaluation and calibration over registry files and labelled query files.
+
+Protocol (``nexus-gateway eval routing``): for a query and a size N, the registry is the query's
+acceptable tools plus N − k distractors: the other tools of the first registry file in a seeded
+order, then those of the next file, and so on, never a tool that shares a name with an acceptable
+one; ``all`` means every tool of every file. So every size is well defined and a server's own
+near-duplicates are always present. Baselines (BM25 only, float32 dense only) run in the same pass.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from .cache import RegistryCache, schema_key
+from .embedder import CrossEncoder, Embedder
+from .exceptions import ConfigError
+from .lexical import LexicalDocument
+from .routing import Calibration, RouteDoc, Router, tool_document
+from .vectors import VectorStore
+
+CONTEXTS = {"8k": 8192, "32k": 32768, "128k": 131072, "200k": 200000, "1M": 1_000_000}
+
+
+@dataclass(frozen=True)
+class EvalTool:
+    uid: int
+    file: int
+    server: str
+    name: str
+    description: str
+    schema: dict[str, Any]
+    raw: dict[str, Any]
+
+    @property
+    def doc_id(self) -> str:
+        return f"{self.uid}"
+
+
+def load_registries(paths: Sequence[str | Path]) -> list[EvalTool]:
+    tools: list[EvalTool] = []
+    for file_index, path in enumerate(paths):
+        try:
+            rows = orjson.loads(Path(path).read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise ConfigError(f"--registry {path}: cannot read a JSON list of tools ({exc})") from None
+        if not isinstance(rows, list):
+            raise ConfigError(f"--registry {path}: expected a JSON list of tools")
+        for row_index, row in enumerate(rows):
+            if not isinstance(row, dict) or not isinstance(row.get("name"), str):
+                raise ConfigError(f"--registry {path}: entry {row_index} has no string 'name'")
+            tools.append(
+                EvalTool(
+                    uid=len(tools),
+                    file=file_index,
+                    server=str(row.get("server") or Path(path).stem),
+                    name=row["name"],
+                    description=str(row.get("description") or ""),
+                    schema=row.get("inputSchema") or {"type": "object"},
+                    raw=row,
+                )
+            )
+    return tools
+
+
+def load_queries(path: str | Path, answerable: bool = True) -> list[dict[str, Any]]:
+    queries = []
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read queries {path}: {exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            query = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise ConfigError(f"{path}:{number}: not valid JSON") from None
+        if "query" not in query or (answerable and "acceptable_tools" not in query and "gold_tool" not in query):
+            raise ConfigError(f"{path}:{number}: needs 'query' and 'acceptable_tools'")
+        queries.append(query)
+    return queries
+
+
+class Protocol:
+    """Builds each query's registry at each size, deterministically from the seed."""
+
+    def __init__(self, tools: list[EvalTool], seed: int) -> None:
+        self.tools = tools
+        rng = random.Random(seed)
+        self.order: list[int] = []
+        for file_index in sorted({t.file for t in tools}):
+            ids = [t.uid for t in tools if t.file == file_index]
+            rng.shuffle(ids)
+            self.order.extend(ids)
+
+    def acceptable(self, query: dict[str, Any]) -> list[int]:
+        names = set(query.get("acceptable_tools") or [query.get("gold_tool")])
+        gold = query.get("gold_tool")
+        home = next((t.file for t in self.tools if t.name == gold), None)
+        if home is None:
+            home = next((t.file for t in self.tools if t.name in names), None)
+        return [t.uid for t in self.tools if t.name in names and t.file == home]
+
+    def registry(self, query: dict[str, Any], size: int | None) -> tuple[list[int], set[int]]:
+        accepted = self.acceptable(query)
+        if size is None:
+            return [t.uid for t in self.tools], set(accepted)
+        names = {self.tools[i].name for i in accepted} | set(query.get("acceptable_tools") or [])
+        distractors = [i for i in self.order if self.tools[i].name not in names]
+        return accepted + distractors[: max(size - len(accepted), 0)], set(accepted)
+
+
+def wilson(successes: int, n: int, z: float = 1.959964) -> list[float]:
+    if n == 0:
+        return [0.0, 1.0]
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def progress_printer(label: str) -> Callable[[int, int], None]:
+    """A one-line progress bar on stderr (a line every 10% when stderr is not a terminal)."""
+    interactive = sys.stderr.isatty()
+    last = [-1]
+
+    def report(done: int, total: int) -> None:
+        percent = 100 * done // max(total, 1)
+        if interactive:
+            bar = "#" * (percent // 4)
+            sys.stderr.write(f"\r{label} [{bar:<25}] {done}/{total}")
+            if done == total:
+                sys.stderr.write("\n")
+        elif percent // 10 != last[0] // 10 or done == total:
+            sys.stderr.write(f"{label}: {done}/{total}\n")
+        last[0] = percent
+        sys.stderr.flush()
+
+    return report
+
+
+def embed_tools(
+    tools: list[EvalTool], embedder: Embedder, store: VectorStore, label: str = "embedding tools"
+) -> np.ndarray:
+    texts = [tool_document(t.name, t.description) for t in tools]
+    keys = [schema_key(t.raw) for t in tools]
+    return store.embed(keys, texts, embedder, progress=progress_printer(label))
+
+
+def schema_tokens(tools: list[EvalTool], tokenizer: Any) -> list[int]:
+    """Tokens each tool's full JSON definition would take in a model's context."""
+    counts = []
+    for tool in tools:
+        text = orjson.dumps({"name": tool.name, "description": tool.description, "inputSchema": tool.schema})
+        counts.append(len(tokenizer.encode(text.decode(), add_special_tokens=False).ids))
+    return counts
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+class RoutingEvaluation:
+    """Runs the protocol for every size and returns the JSON document of the issue's shape."""
+
+    def __init__(
+        self,
+        tools: list[EvalTool],
+        embedder: Embedder,
+        vectors: np.ndarray,
+        calibration: Calibration,
+        cross_encoder: CrossEncoder | None,
+        seed: int = 0,
+    ) -> None:
+        self.tools = tools
+        self.embedder = embedder
+        self.vectors = vectors
+        self.calibration = calibration
+        self.cross_encoder = cross_encoder
+        self.protocol = Protocol(tools, seed)
+        self.tokens = [
+            LexicalDocument(t.name, t.description, list((t.schema or {}).get("properties") or {})).tokens()
+            for t in tools
+        ]
+        self._router_cache: tuple[tuple[int, ...], Router] | None = None
+
+    def router(self, registry: list[int]) -> Router:
+        key = tuple(registry)
+        if self._router_cache is not None and self._router_cache[0] == key:
+            return self._router_cache[1]
+        docs = [RouteDoc(str(i), self.tools[i].name, self.tools[i].description, self.tokens[i]) for i in registry]
+        router = Router(self.embedder, docs, self.vectors[registry], self.calibration, self.cross_encoder)
+        self._router_cache = (key, router)
+        return router
+
+    def run_size(
+        self,
+        queries: list[dict[str, Any]],
+        query_vectors: np.ndarray,
+        irrelevant: list[dict[str, Any]],
+        irrelevant_vectors: np.ndarray,
+        size: int | None,
+    ) -> dict[str, Any]:
+        ours = {
+            "ok": 0,
+            "r1": 0,
+            "r3": 0,
+            "r10": 0,
+            "escalated": 0,
+            "fixed": 0,
+            "broken": 0,
+            "abstain_answerable": 0,
+        }
+        bm25_ok = dense_ok = 0
+        bm25_r = [0, 0, 0]
+        dense_r = [0, 0, 0]
+        stage_times: dict[str, list[float]] = {}
+        totals: list[float] = []
+        for query, vector in zip(queries, query_vectors, strict=True):
+            registry, accepted = self.protocol.registry(query, size)
+            router = self.router(registry)
+            started = time.perf_counter()
+            result = router.route_vector(query["query"], vector, limit=10)
+            total = (time.perf_counter() - started) * 1000 + query.get("_embed_ms", 0.0)
+            totals.append(total)
+            for stage, ms in result.timings_ms.items():
+                stage_times.setdefault(stage, []).append(ms)
+            stage_times.setdefault("embed", []).append(query.get("_embed_ms", 0.0))
+            ranked = [int(c.id) for c in result.candidates]
+            ours["ok"] += (not result.abstained) and ranked[0] in accepted
+            ours["abstain_answerable"] += result.abstained
+            plain = router.route_vector(query["query"], vector, limit=10, allow_rerank=False)
+            plain_ranked = [int(c.id) for c in plain.candidates]
+            ours["r1"] += plain_ranked[0] in accepted
+            ours["r3"] += any(i in accepted for i in plain_ranked[:3])
+            ours["r10"] += any(i in accepted for i in plain_ranked[:10])
+            if result.escalated:
+                ours["escalated"] += 1
+                before, after = plain_ranked[0] in accepted, ranked[0] in accepted
+                ours["fixed"] += (not before) and after
+                ours["broken"] += before and not after
+            # Baselines on the same registry.
+            rows = np.asarray(registry)
+            lexical = router.bm25.scores(query["query"])
+            order_ids = [int(i) for i in router.slb.ids]
+            bm_rank = [order_ids[i] for i in np.argsort(-lexical, kind="stable")[:10]]
+            dense = self.vectors[rows] @ vector
+            dense_rank = [int(rows[i]) for i in np.argsort(-dense, kind="stable")[:10]]
+            bm25_ok += bm_rank[0] in accepted
+            dense_ok += dense_rank[0] in accepted
+            for j, cut in enumerate((1, 3, 10)):
+                bm25_r[j] += any(i in accepted for i in bm_rank[:cut])
+                dense_r[j] += any(i in accepted for i in dense_rank[:cut])
+        n = len(queries)
+        abstain_irrelevant = 0
+        for query, vector in zip(irrelevant, irrelevant_vectors, strict=True):
+            registry, _ = self.protocol.registry({"query": query["query"], "acceptable_tools": []}, size)
+            abstain_irrelevant += self.router(registry).route_vector(query["query"], vector).abstained
+        abstained_total = abstain_irrelevant + ours["abstain_answerable"]
+        result_doc: dict[str, Any] = {
+            "n": n,
+            "top1": ours["ok"] / n,
+            "top1_ci": wilson(ours["ok"], n),
+            "recall_at_1": ours["r1"] / n,
+            "recall_at_3": ours["r3"] / n,
+            "recall_at_10": ours["r10"] / n,
+            "escalated": ours["escalated"] / n,
+            "flips_fixed": ours["fixed"],
+            "flips_broken": ours["broken"],
+            "abstain_answerable": ours["abstain_answerable"] / n,
+            "abstain_precision": (abstain_irrelevant / abstained_total) if irrelevant and abstained_total else None,
+            "abstain_recall": (abstain_irrelevant / len(irrelevant)) if irrelevant else None,
+            "p50_ms": _percentile(totals, 50),
+            "p95_ms": _percentile(totals, 95),
+            "stages_ms": {s: {"p50": _percentile(v, 50), "p95": _percentile(v, 95)} for s, v in stage_times.items()},
+        }
+        baselines = {
+            "bm25": self._baseline(bm25_ok, bm25_r, n),
+            "dense_f32": self._baseline(dense_ok, dense_r, n),
+        }
+        return {"ours": result_doc, "baselines": baselines}
+
+    @staticmethod
+    def _baseline(ok: int, recalls: list[int], n: int) -> dict[str, Any]:
+        return {
+            "n": n,
+            "top1": ok / n,
+            "top1_ci": wilson(ok, n),
+            "recall_at_1": recalls[0] / n,
+            "recall_at_3": recalls[1] / n,
+            "recall_at_10": recalls[2] / n,
+            "escalated": None,
+            "abstain_precision": None,
+            "abstain_recall": None,
+            "p50_ms": None,
+            "p95_ms": None,
+        }
+
+
+def calibrate(
+    evaluation: RoutingEvaluation,
+    queries: list[dict[str, Any]],
+    query_vectors: np.ndarray,
+    size: int | None,
+    escalate_fraction: float = 0.2,
+    answerable_abstain: float = 0.03,
+) -> Calibration:
+    """τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
+    queries when none is labelled confusable); floor = the ``answerable_abstain`` quantile of the best
+    candidate's cosine over answerable queries, so about 3% of answerable requests would abstain."""
+    margins, confusable_margins, best = [], [], []
+    for query, vector in zip(queries, query_vectors, strict=True):
+        registry, _ = evaluation.protocol.registry(query, size)
+        result = evaluation.router(registry).route_vector(query["query"], vector, allow_rerank=False)
+        margins.append(result.margin)
+        best.append(result.candidates[0].cosine)
+        if query.get("confusable"):
+            confusable_margins.append(result.margin)
+    pool = confusable_margins or margins
+    base = evaluation.calibration
+    return Calibration(
+        tau=float(np.quantile(pool, escalate_fraction)),
+        floor=float(np.quantile(best, answerable_abstain)),
+        lexical_weight=base.lexical_weight,
+        rerank_weight=base.rerank_weight,
+        rerank_k=base.rerank_k,
+    )
+
+
+def embed_queries(embedder: Embedder, queries: list[dict[str, Any]]) -> np.ndarray:
+    vectors = np.zeros((len(queries), embedder.dimension), dtype=np.float32)
+    for index, query in enumerate(queries):
+        started = time.perf_counter()
+        vectors[index] = embedder.embed_query(query["query"])
+        query["_embed_ms"] = (time.perf_counter() - started) * 1000
+    return vectors
+
+
+def default_store(cache_dir: str | None, embedder: Embedder) -> VectorStore:
+    return VectorStore(RegistryCache(cache_dir), embedder.model_tag)

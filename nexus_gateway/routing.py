@@ -1,0 +1,204 @@
+"""Routing: pick the tool for a natural-language intent among every upstream tool.
+
+Pipeline (each stage timed in the trace):
+
+1. **Dense retrieval** over the semantic lookaside buffer (INT8 tool vectors, ``slb.py``).
+2. **Lexical signal**: BM25 over names, descriptions and parameter names (``lexical.py``), scaled to
+   0..1 by the best lexical match and fused linearly: ``fused = cosine + w · bm25/max(bm25)``.
+3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
+   candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
+   with the fused score.
+4. **Abstain**: when even the best candidate's cosine is below a calibrated floor, answer with the top
+   candidates instead of guessing.
+
+τ and the floor come from ``nexus-gateway calibrate`` (``Calibration``), stored with the registry cache.
+Measured effects of each stage are in ``docs/routing.md``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .embedder import CrossEncoder, Embedder
+from .lexical import BM25Index, split_identifier
+from .slb import SemanticLookasideBuffer
+
+DEFAULT_LEXICAL_WEIGHT = 0.3
+DEFAULT_TAU = 0.05
+DEFAULT_FLOOR = 0.55
+DEFAULT_RERANK_K = 8
+DEFAULT_RERANK_WEIGHT = 0.02
+RETRIEVE_K = 32
+
+
+def tool_document(name: str, description: str) -> str:
+    """What the embedder sees of a tool: its name as words, then its description."""
+    return f"{split_identifier(name).lower()}: {' '.join(description.split())}"
+
+
+def rerank_document(name: str, description: str, limit: int = 240) -> str:
+    """Concise text for the cross-encoder: long descriptions cost time and add little."""
+    return tool_document(name, description)[:limit]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Gate and abstention thresholds, computed by ``nexus-gateway calibrate``."""
+
+    tau: float = DEFAULT_TAU
+    floor: float = DEFAULT_FLOOR
+    lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
+    rerank_weight: float = DEFAULT_RERANK_WEIGHT
+    rerank_k: int = DEFAULT_RERANK_K
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        return cls(**{k: type(getattr(cls(), k))(v) for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: str
+    score: float
+    cosine: float
+    lexical: float
+    rerank: float | None = None
+
+
+@dataclass
+class RouteResult:
+    """A routing decision and its trace."""
+
+    chosen: str | None
+    candidates: list[Candidate]
+    margin: float
+    escalated: bool
+    abstained: bool
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def trace(self, limit: int = 5) -> dict[str, Any]:
+        return {
+            "chosen": self.chosen,
+            "candidates": [
+                {
+                    "tool": c.id,
+                    "score": round(c.score, 4),
+                    "cosine": round(c.cosine, 4),
+                    "lexical": round(c.lexical, 4),
+                }
+                | ({"rerank": round(c.rerank, 3)} if c.rerank is not None else {})
+                for c in self.candidates[:limit]
+            ],
+            "margin": round(self.margin, 4),
+            "escalated": self.escalated,
+            "abstained": self.abstained,
+            "ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
+
+
+@dataclass(frozen=True)
+class RouteDoc:
+    """The routing view of one tool."""
+
+    id: str
+    name: str
+    description: str
+    tokens: Sequence[str]
+
+
+class Router:
+    """Dense + lexical retrieval with a calibrated cross-encoder gate, over one set of tools."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        docs: Sequence[RouteDoc],
+        vectors: np.ndarray,
+        calibration: Calibration | None = None,
+        cross_encoder: CrossEncoder | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.cross_encoder = cross_encoder
+        self.calibration = calibration or Calibration()
+        self.docs = list(docs)
+        self.slb = SemanticLookasideBuffer(embedder.dimension, capacity=max(len(docs), 1))
+        self.slb.add([d.id for d in docs], vectors)
+        self._row_doc = {d.id: d for d in self.docs}
+        self.bm25 = BM25Index([list(d.tokens) for d in self.slb_docs()])
+
+    def slb_docs(self) -> list[RouteDoc]:
+        """Docs in SLB row order (rows move on removal; the lexical index follows the SLB)."""
+        return [self._row_doc[i] for i in self.slb.ids]
+
+    def route(self, intent: str, *, limit: int = 5, allow_rerank: bool = True) -> RouteResult:
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        query = self.embedder.embed_query(intent)
+        timings["embed"] = (time.perf_counter() - started) * 1000
+        return self.route_vector(intent, query, limit=limit, allow_rerank=allow_rerank, timings=timings)
+
+    def route_vector(
+        self,
+        intent: str,
+        query: np.ndarray,
+        *,
+        limit: int = 5,
+        allow_rerank: bool = True,
+        timings: dict[str, float] | None = None,
+    ) -> RouteResult:
+        timings = timings if timings is not None else {}
+        calibration = self.calibration
+        if len(self.slb) == 0:
+            return RouteResult(None, [], 0.0, False, True, timings)
+        started = time.perf_counter()
+        cosine = self.slb.scores(query)
+        timings["scan"] = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        lexical = self.bm25.scores(intent)
+        peak = float(lexical.max()) if lexical.size else 0.0
+        lexical = lexical / peak if peak > 0 else lexical
+        fused = cosine + np.float32(calibration.lexical_weight) * lexical
+        k = min(max(RETRIEVE_K, limit), len(fused))
+        top = np.argpartition(-fused, k - 1)[:k] if k < len(fused) else np.arange(len(fused))
+        top = top[np.lexsort((top, -fused[top]))]
+        timings["fuse"] = (time.perf_counter() - started) * 1000
+        ids = self.slb.ids
+        candidates = [Candidate(ids[i], float(fused[i]), float(cosine[i]), float(lexical[i])) for i in top]
+        margin = candidates[0].score - candidates[1].score if len(candidates) > 1 else 1.0
+        escalated = False
+        if allow_rerank and self.cross_encoder is not None and margin < calibration.tau and len(candidates) > 1:
+            started = time.perf_counter()
+            candidates = self._rerank(intent, candidates)
+            timings["rerank"] = (time.perf_counter() - started) * 1000
+            escalated = True
+        abstained = candidates[0].cosine < calibration.floor
+        return RouteResult(
+            None if abstained else candidates[0].id,
+            candidates[:limit] if limit else candidates,
+            margin,
+            escalated,
+            abstained,
+            timings,
+        )
+
+    def _rerank(self, intent: str, candidates: list[Candidate]) -> list[Candidate]:
+        assert self.cross_encoder is not None
+        k = self.calibration.rerank_k
+        head, tail = candidates[:k], candidates[k:]
+        texts = [rerank_document(self._row_doc[c.id].name, self._row_doc[c.id].description) for c in head]
+        logits = self.cross_encoder.score(intent, texts)
+        weight = self.calibration.rerank_weight
+        rescored = [
+            Candidate(c.id, c.score + weight * float(logit), c.cosine, c.lexical, float(logit))
+            for c, logit in zip(head, logits, strict=True)
+        ]
+        rescored.sort(key=lambda c: -c.score)
+        return rescored + tail
