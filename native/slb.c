@@ -34,16 +34,24 @@ static int32_t dot_serial(const int8_t *a, const int8_t *b, Py_ssize_t n) {
 }
 
 #ifdef NEXUS_X86
+/* maddubs multiplies unsigned by signed bytes: feed it |a| and b carrying a's sign. Pairs of products
+ * fit int16 because both sides are clipped to [-127, 127] (127 * 127 * 2 = 32258 < 32767). */
 __attribute__((target("avx2"))) static int32_t dot_avx2(const int8_t *a, const int8_t *b, Py_ssize_t n) {
-    __m256i acc = _mm256_setzero_si256();
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
     Py_ssize_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i va = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + i)));
-        __m256i vb = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + i)));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(va, vb));
+    for (; i + 64 <= n; i += 64) {
+        __m256i va0 = _mm256_loadu_si256((const __m256i *)(a + i));
+        __m256i vb0 = _mm256_loadu_si256((const __m256i *)(b + i));
+        __m256i va1 = _mm256_loadu_si256((const __m256i *)(a + i + 32));
+        __m256i vb1 = _mm256_loadu_si256((const __m256i *)(b + i + 32));
+        __m256i p0 = _mm256_maddubs_epi16(_mm256_sign_epi8(va0, va0), _mm256_sign_epi8(vb0, va0));
+        __m256i p1 = _mm256_maddubs_epi16(_mm256_sign_epi8(va1, va1), _mm256_sign_epi8(vb1, va1));
+        acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(p0, ones));
+        acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(p1, ones));
     }
-    __m128i lo = _mm256_castsi256_si128(acc), hi = _mm256_extracti128_si256(acc, 1);
-    __m128i s = _mm_add_epi32(lo, hi);
+    __m256i acc = _mm256_add_epi32(acc0, acc1);
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
     s = _mm_hadd_epi32(s, s);
     s = _mm_hadd_epi32(s, s);
     int32_t sum = _mm_cvtsi128_si32(s);

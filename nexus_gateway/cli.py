@@ -137,7 +137,7 @@ async def cmd_tools(args: argparse.Namespace, config: GatewayConfig) -> int:
 async def cmd_search(args: argparse.Namespace, config: GatewayConfig) -> int:
     gateway = Gateway(config)
     async with gateway.running():
-        hits = gateway.search(args.query, args.limit)
+        hits, _ = await gateway.search(args.query, args.limit)
     if args.json:
         document = [
             {

@@ -51,6 +51,21 @@ class UpstreamConfig:
 
 
 @dataclass(frozen=True)
+class RoutingSettings:
+    """The ``nexus.routing`` block: which models route intents, and how."""
+
+    enabled: bool = True
+    embedder: str | None = None  # an ONNX sentence-embedding folder; None: pinned bge-small
+    pooling: str = "cls"
+    query_prefix: str | None = None  # None: the embedder's default
+    document_prefix: str = ""
+    rerank: bool = False  # measured: the MS MARCO cross-encoder breaks more than it fixes (docs/routing.md)
+    threads: int = 1
+    calibration: str | None = None  # a calibration JSON; None: the latest in the cache
+    startup_wait: float = 20.0  # seconds serve waits for the first router build
+
+
+@dataclass(frozen=True)
 class GatewaySettings:
     """The ``nexus`` block: how the gateway itself behaves."""
 
@@ -62,6 +77,7 @@ class GatewaySettings:
     expose: tuple[str, ...] = ()
     unprefixed: str | None = None
     cache_dir: str | None = None
+    routing: RoutingSettings = field(default_factory=RoutingSettings)
 
 
 @dataclass(frozen=True)
@@ -212,6 +228,7 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise ConfigError("nexus.cache_dir: must be a string path")
     return GatewaySettings(
+        routing=_parse_routing(raw.get("routing", {})),
         call_timeout=positive("call_timeout"),
         connect_timeout=positive("connect_timeout"),
         max_backoff=positive("max_backoff"),
@@ -221,3 +238,27 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
         unprefixed=unprefixed,
         cache_dir=expand_vars(cache_dir, "nexus.cache_dir", env) if cache_dir else None,
     )
+
+
+def _parse_routing(raw: Any) -> RoutingSettings:
+    if not isinstance(raw, dict):
+        raise ConfigError("nexus.routing: must be an object")
+    defaults = RoutingSettings()
+    known = set(defaults.__dataclass_fields__)
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"nexus.routing.{unknown[0]}: unknown setting (expected one of {sorted(known)})")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        expected = type(getattr(defaults, key))
+        if getattr(defaults, key) is None:
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"nexus.routing.{key}: must be a string")
+        elif expected is float and isinstance(value, int | float) and not isinstance(value, bool):
+            value = float(value)
+        elif not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise ConfigError(f"nexus.routing.{key}: must be a {expected.__name__}, got {value!r}")
+        values[key] = value
+    if values.get("pooling", "cls") not in ("cls", "mean"):
+        raise ConfigError("nexus.routing.pooling: must be 'cls' or 'mean'")
+    return RoutingSettings(**values)

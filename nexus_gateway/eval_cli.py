@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--document-prefix", default="")
     parser.add_argument("--no-rerank", action="store_true", help="disable the cross-encoder gate")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--lexical-weight", type=float, default=None, help="override the calibrated fusion weight")
+    parser.add_argument("--rerank-weight", type=float, default=None, help="override the cross-encoder weight")
+    parser.add_argument("--rerank-k", type=int, default=None, help="override how many candidates are re-ranked")
+    parser.add_argument("--tau", type=float, default=None, help="override the gate's margin threshold")
+    parser.add_argument("--floor", type=float, default=None, help="override the abstention floor")
     parser.add_argument("--cache-dir", default=None)
 
 
@@ -82,6 +88,13 @@ def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str,
     cache = RegistryCache(args.cache_dir)
     vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
     calibration = load_calibration(cache, args.registry, embedder.model_tag)
+    overrides = {
+        name: getattr(args, name)
+        for name in ("lexical_weight", "rerank_weight", "rerank_k", "tau", "floor")
+        if getattr(args, name, None) is not None
+    }
+    if overrides:
+        calibration = replace(calibration, **overrides)
     evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, cross, seed=args.seed)
     return evaluation, queries, embed_queries(embedder, queries), cache
 

@@ -130,7 +130,7 @@ def wilson(successes: int, n: int, z: float = 1.959964) -> list[float]:
 
 
 def progress_printer(label: str) -> Callable[[int, int], None]:
-    """A one-line progress bar on stderr (a line every 10% when stderr is not a terminal)."""
+    """A one-line progress bar on stderr (a line every 25% when stderr is not a terminal)."""
     interactive = sys.stderr.isatty()
     last = [-1]
 
@@ -141,7 +141,7 @@ def progress_printer(label: str) -> Callable[[int, int], None]:
             sys.stderr.write(f"\r{label} [{bar:<25}] {done}/{total}")
             if done == total:
                 sys.stderr.write("\n")
-        elif percent // 10 != last[0] // 10 or done == total:
+        elif percent // 25 != last[0] // 25 or done == total:
             sys.stderr.write(f"{label}: {done}/{total}\n")
         last[0] = percent
         sys.stderr.flush()

@@ -23,6 +23,8 @@ from .cache import RegistryCache
 from .config import GatewayConfig
 from .exceptions import NexusError, ToolNotFound, UpstreamError
 from .registry import Registry, SearchHit, ToolEntry
+from .router_service import RouterService
+from .routing import RouteResult
 from .upstream import ProgressCallback, UpstreamPool, UpstreamState
 from .validation import validate_arguments
 
@@ -48,6 +50,7 @@ class Gateway:
         self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
         self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed)
         self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools)
+        self.routing = RouterService(self.registry, self.cache, self.settings.routing)
         for upstream in config.upstreams:
             if self.registry.load_cached_server(upstream.name):
                 logger.info(
@@ -59,12 +62,15 @@ class Gateway:
     def _on_tools(self, server: str, tools: list[dict[str, Any]]) -> None:
         computed = self.registry.set_server_tools(server, tools)
         logger.debug("registry: %s has %d tools (%d newly ingested)", server, len(tools), computed)
+        self.routing.notify_changed()
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Gateway]:
         """Connect every upstream (concurrently, each bounded by its timeout), serve, then shut down."""
         async with anyio.create_task_group() as group:
+            await group.start(self.routing.run)
             await group.start(self.pool.run)
+            await self.routing.wait_ready(self.settings.routing.startup_wait)
             try:
                 yield self
             finally:
@@ -72,8 +78,22 @@ class Gateway:
 
     # ##### Tools #####
 
-    def search(self, query: str, limit: int | None = None) -> list[SearchHit]:
-        return self.registry.search(query, limit or self.settings.search_limit)
+    async def search(self, query: str, limit: int | None = None) -> tuple[list[SearchHit], RouteResult | None]:
+        """Routed ranking when the models are up; BM25 alone otherwise (and said so in the trace)."""
+        limit = limit or self.settings.search_limit
+        result = await self.routing.route(query, limit=limit)
+        if result is None:
+            return self.registry.search(query, limit), None
+        hits = []
+        for candidate in result.candidates[:limit]:
+            try:
+                hits.append(SearchHit(self.registry.get(candidate.id), candidate.score))
+            except ToolNotFound:
+                continue  # removed since the router was built
+        return hits, result
+
+    async def route(self, intent: str, limit: int = 5) -> RouteResult | None:
+        return await self.routing.route(intent, limit=limit)
 
     def describe(self, tool_id: str) -> ToolEntry:
         return self.registry.get(tool_id)

@@ -10,6 +10,7 @@ keeps serving.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import mcp_types as types
@@ -27,8 +28,8 @@ logger = logging.getLogger(__name__)
 
 SERVER_NAME = "nexus-gateway"
 INSTRUCTIONS = (
-    "Nexus Gateway fronts many MCP servers. Find a tool with search_tools (a few words about the task), "
-    "check its parameters with describe_tool if the signature is not enough, then run it with call_tool."
+    "Nexus Gateway fronts many MCP servers. Say what you want with `call` (one sentence), or find a tool "
+    "with search_tools, check it with describe_tool if the signature is not enough, and run it with call_tool."
 )
 
 SEARCH_TOOLS = types.Tool(
@@ -81,7 +82,25 @@ CALL_TOOL = types.Tool(
         "additionalProperties": False,
     },
 )
-SURFACE = (SEARCH_TOOLS, DESCRIBE_TOOL, CALL_TOOL)
+CALL_INTENT = types.Tool(
+    name="call",
+    description=(
+        "Do something with one sentence: the gateway picks the tool for the intent. With `arguments`, the "
+        "call is validated and forwarded; without them, the chosen tool and its signature come back so you "
+        "can supply the arguments. If no tool fits confidently, the closest candidates are returned instead."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "intent": {"type": "string", "minLength": 1, "description": "What to do, in plain words."},
+            "arguments": {"type": "object", "description": "Arguments for the chosen tool, if known."},
+        },
+        "required": ["intent"],
+        "additionalProperties": False,
+    },
+)
+SURFACE = (SEARCH_TOOLS, DESCRIBE_TOOL, CALL_TOOL, CALL_INTENT)
+TRACE_KEY = "io.nexus-gateway/trace"
 
 
 def error_result(message: str) -> types.CallToolResult:
@@ -167,8 +186,10 @@ class HostSurface:
     async def _surface_call(
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
     ) -> types.CallToolResult | dict[str, Any]:
+        if name == "call":
+            return await self._routed_call(ctx, arguments["intent"], arguments.get("arguments"))
         if name == "search_tools":
-            hits = self.gateway.search(arguments["query"], arguments.get("limit"))
+            hits, _ = await self.gateway.search(arguments["query"], arguments.get("limit"))
             results = [
                 {
                     "tool": hit.entry.id,
@@ -194,6 +215,53 @@ class HostSurface:
             return json_result(described)
         tool_id = arguments["tool"]
         return await self.gateway.call(tool_id, arguments.get("arguments") or {}, progress=progress_forwarder(ctx))
+
+    async def _routed_call(
+        self, ctx: ServerRequestContext[Any], intent: str, arguments: dict[str, Any] | None
+    ) -> types.CallToolResult | dict[str, Any]:
+        """Route the intent; forward when arguments are given, else ask for them."""
+        result = await self.gateway.route(intent)
+        if result is None:
+            hits, _ = await self.gateway.search(intent, 5)
+            return json_result(
+                {
+                    "status": "routing_unavailable",
+                    "message": "Semantic routing is not available; pick one of these and use call_tool.",
+                    "candidates": [{"tool": h.entry.id, "signature": h.entry.signature} for h in hits],
+                }
+            )
+        trace = result.trace()
+        if result.abstained or result.chosen is None:
+            return json_result(
+                {
+                    "status": "no_confident_match",
+                    "message": "No tool fits this request confidently. The closest are below; use call_tool "
+                    "with one of them if it is right.",
+                    "candidates": [
+                        {"tool": c.id, "signature": self.gateway.describe(c.id).signature, "score": round(c.score, 4)}
+                        for c in result.candidates[:5]
+                    ],
+                    "trace": trace,
+                }
+            )
+        entry = self.gateway.describe(result.chosen)
+        if arguments is None:
+            return json_result(
+                {
+                    "status": "needs_arguments",
+                    "tool": entry.id,
+                    "signature": entry.signature,
+                    "inputSchema": entry.input_schema,
+                    "message": f"Call `call` again with the arguments for {entry.id}, or call_tool directly.",
+                    "trace": trace,
+                }
+            )
+        started = time.perf_counter()
+        forwarded = await self.gateway.call(entry.id, arguments, progress=progress_forwarder(ctx))
+        trace["ms"]["forward"] = round((time.perf_counter() - started) * 1000, 2)
+        meta = dict(forwarded.get("_meta") or {})
+        meta[TRACE_KEY] = trace
+        return {**forwarded, "_meta": meta}
 
     async def _forward_exposed(
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]

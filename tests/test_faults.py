@@ -180,6 +180,7 @@ def test_garbage_line_on_stdio_keeps_serving(tmp_path: Path) -> None:
             "search_tools",
             "describe_tool",
             "call_tool",
+            "call",
         ]
         assert process.poll() is None
     finally:

@@ -14,7 +14,7 @@ from mcp.client.stdio import stdio_client
 
 pytestmark = pytest.mark.anyio
 
-SURFACE = ["search_tools", "describe_tool", "call_tool"]
+SURFACE = ["search_tools", "describe_tool", "call_tool", "call"]
 
 
 @pytest.fixture(scope="module")

@@ -74,7 +74,7 @@ async def test_gateway_over_streamable_http(tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.json", {"fault": fault_server()})
     async with http_gateway_process(config, tmp_path / "cache") as url, http_session(url) as session:
         tools = await session.list_tools()
-        assert [t.name for t in tools.tools] == ["search_tools", "describe_tool", "call_tool"]
+        assert [t.name for t in tools.tools] == ["search_tools", "describe_tool", "call_tool", "call"]
         found = result_json(await session.call_tool("search_tools", {"query": "echo the text back"}))
         assert found["results"][0]["tool"] == "fault__echo"
         echoed = await session.call_tool("call_tool", {"tool": "fault__echo", "arguments": {"text": "over http"}})
@@ -101,7 +101,7 @@ async def test_http_token_is_required_when_configured(tmp_path: Path) -> None:
             wrong = await http.post(url, json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer nope"})
             assert wrong.status_code == 401
         async with http_session(url, headers={"Authorization": "Bearer s3cret"}) as session:
-            assert len((await session.list_tools()).tools) == 3
+            assert len((await session.list_tools()).tools) == 4
 
 
 def test_non_loopback_bind_without_token_warns(tmp_path: Path) -> None:

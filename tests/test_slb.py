@@ -38,7 +38,7 @@ def test_every_kernel_matches_numpy(rows: int) -> None:
             native.set_kernel(kernel)
             scores = np.frombuffer(native.scan(codes, scales, query), dtype=np.float32)
             assert np.array_equal(scores, reference_scores), kernel
-            top_rows, top_scores = native.topk(codes, scales, query, 10)
+            top_rows, _ = native.topk(codes, scales, query, 10)
             assert np.array_equal(np.frombuffer(top_rows, dtype=np.int64), reference_rows), kernel
     finally:
         native.set_kernel(original)

@@ -1,0 +1,154 @@
+"""SLB scan microbenchmark and end-to-end route latency.
+
+Scan time called from Python, top-10 of N random 384-d tool vectors, for the C kernel
+(``nexus_gateway._slb.topk``, the kernel the CPU dispatch picked), numpy INT8 (exact int32 dot
+products, the fallback) and numpy float32 matmul + argpartition (the plain baseline), side by side.
+Then the router end to end (query embedding + scan + fusion + gate) at N = 250 and 1,317 over the
+GitHub + pool registries (needs ``../shared``; skipped with a note when absent).
+
+    python bench/slb_scan.py [--repeats 2000] [--json bench/results/slb_scan.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stats import bootstrap_median_ci  # noqa: E402
+
+from nexus_gateway import slb  # noqa: E402
+from nexus_gateway.slb import scan_numpy  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def timed(function: Any, repeats: int) -> np.ndarray:
+    for _ in range(min(repeats, 50)):
+        function()
+    samples = np.empty(repeats)
+    for index in range(repeats):
+        started = time.perf_counter_ns()
+        function()
+        samples[index] = time.perf_counter_ns() - started
+    return samples / 1000.0  # µs
+
+
+def scan_table(repeats: int) -> list[dict[str, Any]]:
+    from nexus_gateway import _slb  # type: ignore[attr-defined]
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for n in (250, 1000, 10_000, 100_000):
+        vectors = rng.standard_normal((n, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        buffer = slb.SemanticLookasideBuffer(384, capacity=n)
+        buffer.add([str(i) for i in range(n)], vectors)
+        query = vectors[n // 2] + 0.1 * rng.standard_normal(384).astype(np.float32)
+        codes, _ = buffer.quantize_query(query)
+        matrix, scales = buffer.matrix, buffer.scales
+        count = max(20, repeats // (1 + n // 2000))
+        c_kernel = timed(lambda m=matrix, s=scales, q=codes: _slb.topk(m, s, q, 10), count)
+        numpy_int8 = timed(lambda m=matrix, s=scales, q=codes: scan_numpy(m, s, q, 10), max(20, count // 4))
+
+        def float_baseline(v: np.ndarray = vectors, q: np.ndarray = query) -> Any:
+            scores = v @ q
+            top = np.argpartition(-scores, 10)[:10]
+            return top[np.argsort(-scores[top])]
+
+        numpy_f32 = timed(float_baseline, max(20, count // 4))
+        same = np.array_equal(np.frombuffer(_slb.topk(matrix, scales, codes, 10)[0], dtype=np.int64),
+                              scan_numpy(matrix, scales, codes, 10)[0])  # fmt: skip
+        row = {
+            "n": n,
+            "kernel": _slb.kernel(),
+            "c_us": float(np.median(c_kernel)),
+            "c_us_ci": bootstrap_median_ci(c_kernel),
+            "numpy_int8_us": float(np.median(numpy_int8)),
+            "numpy_f32_us": float(np.median(numpy_f32)),
+            "speedup_vs_numpy_int8": float(np.median(numpy_int8) / np.median(c_kernel)),
+            "speedup_vs_numpy_f32": float(np.median(numpy_f32) / np.median(c_kernel)),
+            "same_ranking": bool(same),
+        }
+        rows.append(row)
+    return rows
+
+
+def route_table(repeats: int) -> list[dict[str, Any]] | str:
+    if not (SHARED / "registries" / "github-mcp.json").exists():
+        return f"skipped: {SHARED} not found"
+    from nexus_gateway.cache import RegistryCache
+    from nexus_gateway.embedder import CrossEncoder, Embedder
+    from nexus_gateway.evaluation import embed_tools, load_queries, load_registries
+    from nexus_gateway.lexical import LexicalDocument
+    from nexus_gateway.routing import Calibration, RouteDoc, Router
+    from nexus_gateway.vectors import VectorStore
+
+    tools = load_registries([SHARED / "registries" / "github-mcp.json", SHARED / "registries" / "mcp-pool.json"])
+    queries = [q["query"] for q in load_queries(SHARED / "queries" / "github-dev.jsonl")]
+    embedder = Embedder()
+    cross = CrossEncoder()
+    vectors = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag))
+    rows = []
+    for n in (250, len(tools)):
+        docs = [
+            RouteDoc(str(t.uid), t.name, t.description,
+                     LexicalDocument(t.name, t.description, list(t.schema.get("properties") or {})).tokens())
+            for t in tools[:n]
+        ]  # fmt: skip
+        for label, calibration in (
+            ("no gate", Calibration(tau=-1.0, floor=0.0)),
+            ("gate always", Calibration(tau=9.0, floor=0.0)),
+        ):
+            router = Router(embedder, docs, vectors[:n], calibration, cross)
+            totals = []
+            for query in queries[: max(20, repeats // 20)]:
+                started = time.perf_counter()
+                router.route(query)
+                totals.append((time.perf_counter() - started) * 1000)
+            rows.append(
+                {
+                    "n": n,
+                    "path": label,
+                    "p50_ms": float(np.median(totals)),
+                    "p95_ms": float(np.percentile(totals, 95)),
+                    "p50_ci": bootstrap_median_ci(totals),
+                    "queries": len(totals),
+                }
+            )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=2000)
+    parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "slb_scan.json"))
+    args = parser.parse_args()
+    scans = scan_table(args.repeats)
+    header = ("N", "kernel", "C (µs)", "numpy int8", "numpy f32", "×int8", "×f32", "same")
+    print("  ".join(f"{h:>10}" for h in header))
+    for r in scans:
+        speedups = f"{r['speedup_vs_numpy_int8']:.1f}", f"{r['speedup_vs_numpy_f32']:.1f}"
+        cells = (r["n"], r["kernel"], f"{r['c_us']:.2f}", f"{r['numpy_int8_us']:.1f}", f"{r['numpy_f32_us']:.1f}",
+                 *speedups, r["same_ranking"])  # fmt: skip
+        print("  ".join(f"{c!s:>10}" for c in cells))
+    routes = route_table(args.repeats)
+    if isinstance(routes, str):
+        print(routes)
+    else:
+        for r in routes:
+            print(f"route N={r['n']:>5} {r['path']:>12}: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_bytes(orjson.dumps({"scan": scans, "route": routes}, option=orjson.OPT_INDENT_2))
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""Keeps a :class:`Router` in step with the live registry.
+
+Models load once at start (a missing model package is a warning, not a crash: search falls back to
+BM25). When an upstream's tools change, only tools whose schema key has no cached vector are
+embedded, in a worker thread, and the router is rebuilt from cached vectors (cheap). Every ONNX call
+runs in one worker thread at a time, so the event loop never stalls on a model.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from .cache import RegistryCache
+from .calibration import load_calibration
+from .config import RoutingSettings
+from .embedder import CrossEncoder, Embedder, EmbedderSpec
+from .exceptions import NexusError
+from .registry import Registry, ToolEntry
+from .routing import Calibration, RouteDoc, Router, RouteResult, tool_document
+from .slb import backend as slb_backend
+from .vectors import VectorStore
+
+logger = logging.getLogger(__name__)
+
+
+class RouterService:
+    def __init__(self, registry: Registry, cache: RegistryCache, settings: RoutingSettings) -> None:
+        self.registry = registry
+        self.cache = cache
+        self.settings = settings
+        self.embedder: Embedder | None = None
+        self.cross_encoder: CrossEncoder | None = None
+        self.calibration = Calibration()
+        self.router: Router | None = None
+        self.store: VectorStore | None = None
+        self.error: str | None = None
+        self._built_generation = -1
+        self._limiter = anyio.CapacityLimiter(1)
+        self._changed = anyio.Event()
+
+    @property
+    def ready(self) -> bool:
+        return self.router is not None and self._built_generation == self.registry.generation
+
+    def load_models(self) -> None:
+        """Load and verify the models (blocking: call from a worker thread)."""
+        if not self.settings.enabled:
+            self.error = "routing disabled in config"
+            return
+        try:
+            spec = EmbedderSpec(
+                folder=self.settings.embedder,
+                pooling=self.settings.pooling,
+                document_prefix=self.settings.document_prefix,
+                threads=self.settings.threads,
+            )
+            if self.settings.query_prefix is not None:
+                spec = EmbedderSpec(**{**spec.__dict__, "query_prefix": self.settings.query_prefix})
+            self.embedder = Embedder(spec)
+            self.store = VectorStore(self.cache, self.embedder.model_tag)
+            if self.settings.rerank:
+                self.cross_encoder = CrossEncoder(threads=self.settings.threads)
+            self.calibration = self._calibration()
+        except NexusError as exc:
+            self.error = str(exc)
+            logger.warning("routing: %s; search falls back to BM25", exc)
+
+    def _calibration(self) -> Calibration:
+        wanted = self.settings.calibration
+        if wanted:
+            document = self.cache.read_json(Path(wanted))
+            if isinstance(document, dict):
+                return Calibration.from_json(document)
+            logger.warning("routing: calibration %s unreadable; using the latest or defaults", wanted)
+        return load_calibration(self.cache)
+
+    def notify_changed(self) -> None:
+        self._changed.set()
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Load models, then rebuild the router whenever the registry changes."""
+        await anyio.to_thread.run_sync(self.load_models, limiter=self._limiter)
+        task_status.started()
+        if self.embedder is None:
+            return
+        while True:
+            if self.registry.generation != self._built_generation:
+                await self.rebuild()
+            self._changed = anyio.Event()
+            if self.registry.generation == self._built_generation:
+                await self._changed.wait()
+
+    async def rebuild(self) -> None:
+        generation = self.registry.generation
+        entries = self.registry.entries()
+        started = time.perf_counter()
+        router = await anyio.to_thread.run_sync(self._build, entries, limiter=self._limiter)
+        if router is not None:
+            self.router = router
+            self._built_generation = generation
+            logger.info("routing: %d tools ready (%.1f s)", len(entries), time.perf_counter() - started)
+
+    def _build(self, entries: list[ToolEntry]) -> Router | None:
+        assert self.embedder is not None and self.store is not None
+        texts = [tool_document(e.name, e.description) for e in entries]
+        keys = [e.key for e in entries]
+        missing = sum(1 for k in keys if self.store.load(k, self.embedder.dimension) is None)
+        progress = None
+        if missing:
+            from .evaluation import progress_printer
+
+            progress = progress_printer(f"embedding {missing} new tools")
+        vectors = self.store.embed(keys, texts, self.embedder, progress=progress)
+        docs = [RouteDoc(e.id, e.name, e.description, e.tokens) for e in entries]
+        return Router(self.embedder, docs, vectors, self.calibration, self.cross_encoder)
+
+    async def wait_ready(self, timeout: float) -> bool:
+        with anyio.move_on_after(timeout):
+            while not self.ready and self.embedder is not None:
+                self.notify_changed()
+                await anyio.sleep(0.05)
+        return self.ready
+
+    async def route(self, intent: str, limit: int = 5) -> RouteResult | None:
+        """Route on the current router (None when models are unavailable)."""
+        router = self.router
+        if router is None:
+            return None
+
+        def run() -> RouteResult:
+            return router.route(intent, limit=limit)
+
+        return await anyio.to_thread.run_sync(run, limiter=self._limiter)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "ready": self.ready,
+            "error": self.error,
+            "tools": len(self.router.slb) if self.router else 0,
+            "calibration": self.calibration.to_json(),
+            "backend": slb_backend(),
+        }
