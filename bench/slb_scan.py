@@ -84,6 +84,7 @@ def scan_table(repeats: int) -> list[dict[str, Any]]:
 def route_table(repeats: int) -> list[dict[str, Any]] | str:
     if not (SHARED / "registries" / "github-mcp.json").exists():
         return f"skipped: {SHARED} not found"
+    from nexus_gateway.affordance import tool_affordances
     from nexus_gateway.cache import RegistryCache
     from nexus_gateway.embedder import CrossEncoder, Embedder
     from nexus_gateway.evaluation import embed_tools, load_queries, load_registries
@@ -100,7 +101,8 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
     for n in (250, len(tools)):
         docs = [
             RouteDoc(str(t.uid), t.name, t.description,
-                     LexicalDocument(t.name, t.description, list(t.schema.get("properties") or {})).tokens())
+                     LexicalDocument(t.name, t.description, list(t.schema.get("properties") or {})).tokens(),
+                     tool_affordances(t.schema))
             for t in tools[:n]
         ]  # fmt: skip
         for label, calibration in (

@@ -40,6 +40,12 @@ def parse_sizes(text: str) -> list[int | None]:
     return sizes
 
 
+def select_part(queries: list[dict[str, Any]], part: str) -> list[dict[str, Any]]:
+    if part == "all":
+        return queries
+    return queries[0 if part == "even" else 1 :: 2]
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--registry",
@@ -50,6 +56,12 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--queries", required=True, metavar="FILE.jsonl")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--part",
+        choices=["all", "even", "odd"],
+        default="all",
+        help="use every query, or only the even/odd lines (calibrate on one part, report on the other)",
+    )
     parser.add_argument("--embedder", metavar="DIR", help="an ONNX sentence-embedding folder (default: bge-small)")
     parser.add_argument("--pooling", choices=["cls", "mean"], default="cls")
     parser.add_argument("--query-prefix", default=None)
@@ -57,6 +69,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-rerank", action="store_true", help="disable the cross-encoder gate")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--lexical-weight", type=float, default=None, help="override the calibrated fusion weight")
+    parser.add_argument("--affordance-weight", type=float, default=None, help="override the slot-affordance weight")
     parser.add_argument("--rerank-weight", type=float, default=None, help="override the cross-encoder weight")
     parser.add_argument("--rerank-k", type=int, default=None, help="override how many candidates are re-ranked")
     parser.add_argument("--tau", type=float, default=None, help="override the gate's margin threshold")
@@ -83,14 +96,14 @@ def build_models(args: argparse.Namespace) -> tuple[Embedder, CrossEncoder | Non
 
 def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str, Any]], Any, RegistryCache]:
     tools = load_registries(args.registry)
-    queries = load_queries(args.queries)
+    queries = select_part(load_queries(args.queries), args.part)
     embedder, cross = build_models(args)
     cache = RegistryCache(args.cache_dir)
     vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
     calibration = load_calibration(cache, args.registry, embedder.model_tag)
     overrides = {
         name: getattr(args, name)
-        for name in ("lexical_weight", "rerank_weight", "rerank_k", "tau", "floor")
+        for name in ("lexical_weight", "affordance_weight", "rerank_weight", "rerank_k", "tau", "floor")
         if getattr(args, name, None) is not None
     }
     if overrides:
@@ -126,6 +139,7 @@ def cmd_eval_routing(args: argparse.Namespace) -> int:
         "queries": args.queries,
         "irrelevant": args.irrelevant,
         "seed": args.seed,
+        "part": args.part,
     }
     for size in parse_sizes(args.sizes):
         label = "all" if size is None else str(size)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from .affordance import tool_affordances
 from .cache import RegistryCache, schema_key
 from .embedder import CrossEncoder, Embedder
 from .exceptions import ConfigError
@@ -192,13 +193,17 @@ class RoutingEvaluation:
             LexicalDocument(t.name, t.description, list((t.schema or {}).get("properties") or {})).tokens()
             for t in tools
         ]
+        self.affordances = [tool_affordances(t.schema) for t in tools]
         self._router_cache: tuple[tuple[int, ...], Router] | None = None
 
     def router(self, registry: list[int]) -> Router:
         key = tuple(registry)
         if self._router_cache is not None and self._router_cache[0] == key:
             return self._router_cache[1]
-        docs = [RouteDoc(str(i), self.tools[i].name, self.tools[i].description, self.tokens[i]) for i in registry]
+        docs = [
+            RouteDoc(str(i), self.tools[i].name, self.tools[i].description, self.tokens[i], self.affordances[i])
+            for i in registry
+        ]
         router = Router(self.embedder, docs, self.vectors[registry], self.calibration, self.cross_encoder)
         self._router_cache = (key, router)
         return router
@@ -317,13 +322,13 @@ def calibrate(
 ) -> Calibration:
     """τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
     queries when none is labelled confusable); floor = the ``answerable_abstain`` quantile of the best
-    candidate's cosine over answerable queries, so about 3% of answerable requests would abstain."""
+    candidate's fused score over answerable queries, so about 3% of answerable requests would abstain."""
     margins, confusable_margins, best = [], [], []
     for query, vector in zip(queries, query_vectors, strict=True):
         registry, _ = evaluation.protocol.registry(query, size)
         result = evaluation.router(registry).route_vector(query["query"], vector, allow_rerank=False)
         margins.append(result.margin)
-        best.append(result.candidates[0].cosine)
+        best.append(result.candidates[0].score)
         if query.get("confusable"):
             confusable_margins.append(result.margin)
     pool = confusable_margins or margins
@@ -332,6 +337,7 @@ def calibrate(
         tau=float(np.quantile(pool, escalate_fraction)),
         floor=float(np.quantile(best, answerable_abstain)),
         lexical_weight=base.lexical_weight,
+        affordance_weight=base.affordance_weight,
         rerank_weight=base.rerank_weight,
         rerank_k=base.rerank_k,
     )

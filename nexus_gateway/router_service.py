@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from .affordance import tool_affordances
 from .cache import RegistryCache
 from .calibration import load_calibration
 from .config import RoutingSettings
@@ -116,8 +117,18 @@ class RouterService:
             from .evaluation import progress_printer
 
             progress = progress_printer(f"embedding {missing} new tools")
+        docs = [RouteDoc(e.id, e.name, e.description, e.tokens, tool_affordances(e.input_schema)) for e in entries]
+        current = self.router
+        if current is not None:
+            # Incremental: rows whose id and document are unchanged stay as they are.
+            known = {d.id: d for d in current.docs}
+            wanted = {d.id for d in docs}
+            changed = [i for i, d in enumerate(docs) if known.get(d.id) != d]
+            removed = [tool_id for tool_id in known if tool_id not in wanted]
+            vectors = self.store.embed([keys[i] for i in changed], [texts[i] for i in changed], self.embedder, progress)
+            current.apply([docs[i] for i in changed], vectors, removed)
+            return current
         vectors = self.store.embed(keys, texts, self.embedder, progress=progress)
-        docs = [RouteDoc(e.id, e.name, e.description, e.tokens) for e in entries]
         return Router(self.embedder, docs, vectors, self.calibration, self.cross_encoder)
 
     async def wait_ready(self, timeout: float) -> bool:

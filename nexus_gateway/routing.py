@@ -8,8 +8,9 @@ Pipeline (each stage timed in the trace):
 3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
    candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
    with the fused score.
-4. **Abstain**: when even the best candidate's cosine is below a calibrated floor, answer with the top
-   candidates instead of guessing.
+4. **Abstain**: when even the best candidate's fused score is below a calibrated floor, answer with the
+   top candidates instead of guessing. (The fused score separates irrelevant requests better than the
+   cosine alone: they rarely share words or slots with any tool.)
 
 τ and the floor come from ``nexus-gateway calibrate`` (``Calibration``), stored with the registry cache.
 Measured effects of each stage are in ``docs/routing.md``.
@@ -24,13 +25,15 @@ from typing import Any
 
 import numpy as np
 
+from .affordance import SLOT_KINDS, query_slots
 from .embedder import CrossEncoder, Embedder
 from .lexical import BM25Index, split_identifier
 from .slb import SemanticLookasideBuffer
 
 DEFAULT_LEXICAL_WEIGHT = 0.3
+DEFAULT_AFFORDANCE_WEIGHT = 0.2
 DEFAULT_TAU = 0.05
-DEFAULT_FLOOR = 0.55
+DEFAULT_FLOOR = 0.85
 DEFAULT_RERANK_K = 8
 DEFAULT_RERANK_WEIGHT = 0.02
 RETRIEVE_K = 32
@@ -53,6 +56,7 @@ class Calibration:
     tau: float = DEFAULT_TAU
     floor: float = DEFAULT_FLOOR
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
+    affordance_weight: float = DEFAULT_AFFORDANCE_WEIGHT
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     rerank_k: int = DEFAULT_RERANK_K
 
@@ -112,6 +116,7 @@ class RouteDoc:
     name: str
     description: str
     tokens: Sequence[str]
+    affordances: frozenset[str] = frozenset()
 
 
 class Router:
@@ -132,7 +137,25 @@ class Router:
         self.slb = SemanticLookasideBuffer(embedder.dimension, capacity=max(len(docs), 1))
         self.slb.add([d.id for d in docs], vectors)
         self._row_doc = {d.id: d for d in self.docs}
-        self.bm25 = BM25Index([list(d.tokens) for d in self.slb_docs()])
+        self._index_rows()
+
+    def _index_rows(self) -> None:
+        """Lexical index and affordance columns follow the SLB's row order."""
+        ordered = self.slb_docs()
+        self.bm25 = BM25Index([list(d.tokens) for d in ordered])
+        self.affords = {
+            kind: np.array([kind in d.affordances for d in ordered], dtype=np.float32) for kind in SLOT_KINDS
+        }
+
+    def apply(self, added: Sequence[RouteDoc], vectors: np.ndarray, removed: Sequence[str]) -> None:
+        """Incremental update when an upstream's tools change: only those rows are written or dropped."""
+        self.slb.remove(list(removed))
+        for tool_id in removed:
+            self._row_doc.pop(tool_id, None)
+        self.slb.add([d.id for d in added], vectors)
+        self._row_doc.update({d.id: d for d in added})
+        self.docs = self.slb_docs()
+        self._index_rows()
 
     def slb_docs(self) -> list[RouteDoc]:
         """Docs in SLB row order (rows move on removal; the lexical index follows the SLB)."""
@@ -166,6 +189,10 @@ class Router:
         peak = float(lexical.max()) if lexical.size else 0.0
         lexical = lexical / peak if peak > 0 else lexical
         fused = cosine + np.float32(calibration.lexical_weight) * lexical
+        slots = query_slots(intent)
+        if slots and calibration.affordance_weight:
+            share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
+            fused = fused + np.float32(calibration.affordance_weight) * share
         k = min(max(RETRIEVE_K, limit), len(fused))
         top = np.argpartition(-fused, k - 1)[:k] if k < len(fused) else np.arange(len(fused))
         top = top[np.lexsort((top, -fused[top]))]
@@ -179,7 +206,7 @@ class Router:
             candidates = self._rerank(intent, candidates)
             timings["rerank"] = (time.perf_counter() - started) * 1000
             escalated = True
-        abstained = candidates[0].cosine < calibration.floor
+        abstained = float(fused[top[0]]) < calibration.floor
         return RouteResult(
             None if abstained else candidates[0].id,
             candidates[:limit] if limit else candidates,

@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO, TESTS, real_servers, result_json, result_text, stdio_gateway, write_config
 from mcp import ClientSession
 
+from nexus_gateway.affordance import query_slots, tool_affordances
 from nexus_gateway.embedder import CrossEncoder, Embedder
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.routing import Calibration, RouteDoc, Router, tool_document
@@ -66,6 +67,7 @@ def local_router(embedder: Embedder, calibration: Calibration | None = None) -> 
             t["name"],
             t["description"],
             LexicalDocument(t["name"], t["description"], list(t["inputSchema"].get("properties", {}))).tokens(),
+            tool_affordances(t["inputSchema"]),
         )
         for t in tools
     ]
@@ -177,3 +179,31 @@ async def test_search_tools_uses_the_router(gateway: ClientSession) -> None:
     result = await gateway.call_tool("search_tools", {"query": "remember that Alice is an engineer", "limit": 3})
     tools = [r["tool"] for r in result_json(result)["results"]]
     assert tools[0] in ("memory__create_entities", "memory__add_observations")
+
+
+def test_slot_affordances() -> None:
+    assert query_slots("Open discussion #4521 in octo-org/app") == {"repo", "number"}
+    assert query_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url"}
+    assert query_slots("open src/config/database.ts on release/2.4") >= {"path"}
+    assert query_slots("what time is it in Tokyo") == frozenset()
+    schema = {"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"},
+                                               "pullNumber": {"type": "number"}}}  # fmt: skip
+    assert tool_affordances(schema) == {"repo", "number"}
+    assert tool_affordances({"type": "object"}) == frozenset()
+    assert tool_affordances({"properties": {"n": {"type": ["integer", "null"]}, "x": True}}) == {"number"}
+
+
+def test_router_updates_incrementally(embedder: Embedder) -> None:
+    router = local_router(embedder)
+    before = router.route("convert 9:30 from New York time to Berlin time").chosen
+    assert before == "time__convert_time"
+    kept_rows = {tool_id: row for row, tool_id in enumerate(router.slb.ids) if tool_id.startswith("git__")}
+    router.apply([], np.zeros((0, 384), dtype=np.float32), ["time__convert_time", "time__get_current_time"])
+    after = router.route("convert 9:30 from New York time to Berlin time").chosen
+    assert after not in ("time__convert_time", "time__get_current_time") and len(router.slb) == 48
+    doc = RouteDoc("clock__world_time", "world_time", "Convert a time between time zones.", ["world", "time"])
+    vector = embedder.embed_document(tool_document(doc.name, doc.description))[None, :]
+    router.apply([doc], vector, [])
+    assert router.route("convert 9:30 from New York time to Berlin time").chosen == "clock__world_time"
+    # Rows of untouched tools were not rewritten to new places wholesale.
+    assert sum(router.slb.ids[row] == tool_id for tool_id, row in kept_rows.items() if row < len(router.slb)) >= 10

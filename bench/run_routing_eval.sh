@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The routing figures of docs/benchmarks.md, end to end: calibrate on the even lines of the GitHub dev
+# queries, report on the odd lines (and on all, for comparison), then BFCL and the irrelevant set.
+set -euo pipefail
+S=${SHARED:-../shared/data}
+R=bench/results
+GH="--registry $S/registries/github-mcp.json --registry $S/registries/mcp-pool.json"
+nexus-gateway calibrate $GH --queries $S/queries/github-dev.jsonl --part even --size 250 > $R/calibration-github.json
+nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --part odd --sizes 10,50,100,250,all \
+  --json $R/routing-github-odd.json --plot docs/img/routing-github.png
+nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --sizes 250,all --json $R/routing-github-all.json
+nexus-gateway eval routing --registry $S/registries/github-mcp.json --queries $S/queries/github-dev.jsonl \
+  --part odd --irrelevant $S/queries/irrelevant-dev.jsonl --sizes all --json $R/routing-irrelevant.json
+nexus-gateway eval routing --registry $S/registries/bfcl-functions.json --queries $S/queries/bfcl-dev.jsonl \
+  --sizes all --json $R/routing-bfcl.json
