@@ -19,12 +19,12 @@ from typing import Any
 import orjson
 
 from nexus_gateway.cache import RegistryCache
+from nexus_gateway.config import RoutingSettings
 from nexus_gateway.embedder import Embedder, EmbedderSpec
-from nexus_gateway.evaluation import load_registries, progress_printer
+from nexus_gateway.evaluation import load_registries
 from nexus_gateway.models import packaged_model_dir
 from nexus_gateway.registry import Registry
 from nexus_gateway.router_service import RouterService
-from nexus_gateway.config import RoutingSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -41,7 +41,7 @@ def ingest(cache_dir: Path, servers: dict[str, list[dict[str, Any]]], embedder: 
     from nexus_gateway.vectors import VectorStore
 
     service.store = VectorStore(service.cache, embedder.model_tag)
-    router = service._build(registry.entries())
+    router = service._build(registry.entries())  # prints its own progress bar while embedding
     done = time.perf_counter()
     assert router is not None and len(router.slb) == len(registry)
     return {"registry_s": registered - started, "router_s": done - registered, "total_s": done - started}
@@ -63,7 +63,6 @@ def main() -> None:
     embedder = Embedder(EmbedderSpec(threads=args.threads))
     model_s = time.perf_counter() - started
     cache = Path(tempfile.mkdtemp(prefix="nexus-ingest-"))
-    progress_printer("cold ingest")  # the service prints its own bar while embedding
     cold = ingest(cache, servers, embedder)
     warm = ingest(cache, servers, embedder)
     result = {"tools": len(tools), "threads": args.threads, "model_load_s": model_s, "cold": cold, "warm": warm}
