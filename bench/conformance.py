@@ -14,37 +14,18 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import orjson
+from procs import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BIN = ROOT / "tests" / "servers" / "node_modules" / ".bin"
 SUMMARY_LINE = re.compile(r"^[✓✗]\s+(?P<name>[\w-]+):\s+(?P<passed>\d+) passed, (?P<failed>\d+) failed")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_port(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on {port}")
 
 
 def run_suite(url: str) -> dict[str, dict[str, int]]:
@@ -103,8 +84,8 @@ def run() -> dict[str, Any]:
         cwd=str(ROOT),
     )
     try:
-        wait_port(upstream_port, upstream)
-        wait_port(gateway_port, gateway)
+        wait_for_port(upstream_port, upstream)
+        wait_for_port(gateway_port, gateway)
         direct = run_suite(f"http://localhost:{upstream_port}/mcp")
         through = run_suite(f"http://localhost:{gateway_port}/mcp")
     finally:

@@ -32,31 +32,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from procs import free_port, wait_for_port
 from stats import bootstrap_median_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULT_SERVER = ROOT / "tests" / "fixtures" / "fault_server.py"
 Call = Callable[[], Awaitable[Any]]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_port(port: int, timeout: float = 60) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(port)
 
 
 @asynccontextmanager
@@ -84,7 +65,7 @@ async def http_session(url: str) -> AsyncIterator[ClientSession]:
 async def process(command: list[str], port: int, env: dict[str, str]) -> AsyncIterator[None]:
     child = subprocess.Popen(command, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        await anyio.to_thread.run_sync(wait_port, port)
+        await anyio.to_thread.run_sync(wait_for_port, port)
         yield
     finally:
         child.terminate()

@@ -11,5 +11,6 @@ nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --part odd 
 nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --sizes 250,all --json $R/routing-github-all.json
 nexus-gateway eval routing --registry $S/registries/github-mcp.json --queries $S/queries/github-dev.jsonl \
   --part odd --irrelevant $S/queries/irrelevant-dev.jsonl --sizes all --json $R/routing-irrelevant.json
-nexus-gateway eval routing --registry $S/registries/bfcl-functions.json --queries $S/queries/bfcl-dev.jsonl \
-  --sizes all --json $R/routing-bfcl.json
+BFCL="--registry $S/registries/bfcl-functions.json --queries $S/queries/bfcl-dev.jsonl"
+nexus-gateway calibrate $BFCL --part even > $R/calibration-bfcl.json
+nexus-gateway eval routing $BFCL --part odd --sizes all --json $R/routing-bfcl.json

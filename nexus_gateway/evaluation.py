@@ -14,7 +14,7 @@ import random
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +199,7 @@ class RoutingEvaluation:
     def router(self, registry: list[int]) -> Router:
         key = tuple(registry)
         if self._router_cache is not None and self._router_cache[0] == key:
+            self._router_cache[1].calibration = self.calibration
             return self._router_cache[1]
         docs = [
             RouteDoc(str(i), self.tools[i].name, self.tools[i].description, self.tokens[i], self.affordances[i])
@@ -312,6 +313,10 @@ class RoutingEvaluation:
         }
 
 
+LEXICAL_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
+AFFORDANCE_GRID = (0.0, 0.1, 0.2, 0.3)
+
+
 def calibrate(
     evaluation: RoutingEvaluation,
     queries: list[dict[str, Any]],
@@ -320,27 +325,51 @@ def calibrate(
     escalate_fraction: float = 0.2,
     answerable_abstain: float = 0.03,
 ) -> Calibration:
-    """τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
-    queries when none is labelled confusable); floor = the ``answerable_abstain`` quantile of the best
-    candidate's fused score over answerable queries, so about 3% of answerable requests would abstain."""
+    """Fit the router's few constants on calibration queries (report on other queries!).
+
+    1. The fusion weights (lexical, affordance): the grid point with the best top-1 before the gate,
+       ties to the smaller weights. Registries differ (BFCL's terse functions reward meaning, GitHub's
+       entity-heavy requests reward words and slots), so they are calibrated per registry.
+    2. τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
+       queries when none is labelled confusable), so about that share of decisions escalates.
+    3. floor = the ``answerable_abstain`` quantile of the best fused score over answerable queries.
+    """
+    base = evaluation.calibration
+    registries = [evaluation.protocol.registry(q, size) for q in queries]
+
+    def top1(calibration: Calibration) -> int:
+        right = 0
+        for query, vector, (registry, accepted) in zip(queries, query_vectors, registries, strict=True):
+            router = evaluation.router(registry)
+            router.calibration = calibration
+            result = router.route_vector(query["query"], vector, allow_rerank=False)
+            right += int(result.candidates[0].id) in accepted
+        return right
+
+    grid = [(lex, aff) for lex in LEXICAL_GRID for aff in AFFORDANCE_GRID]
+    scored = [(top1(replace(base, lexical_weight=lex, affordance_weight=aff, floor=-1e9)), -lex - aff, lex, aff)
+              for lex, aff in grid]  # fmt: skip
+    _, _, lexical, affordance = max(scored)
+    tuned = replace(base, lexical_weight=lexical, affordance_weight=affordance, floor=-1e9)
     margins, confusable_margins, best = [], [], []
-    for query, vector in zip(queries, query_vectors, strict=True):
-        registry, _ = evaluation.protocol.registry(query, size)
-        result = evaluation.router(registry).route_vector(query["query"], vector, allow_rerank=False)
+    for query, vector, (registry, _) in zip(queries, query_vectors, registries, strict=True):
+        router = evaluation.router(registry)
+        router.calibration = tuned
+        result = router.route_vector(query["query"], vector, allow_rerank=False)
         margins.append(result.margin)
         best.append(result.candidates[0].score)
         if query.get("confusable"):
             confusable_margins.append(result.margin)
     pool = confusable_margins or margins
-    base = evaluation.calibration
-    return Calibration(
+    calibration = replace(
+        tuned,
         tau=float(np.quantile(pool, escalate_fraction)),
         floor=float(np.quantile(best, answerable_abstain)),
-        lexical_weight=base.lexical_weight,
-        affordance_weight=base.affordance_weight,
-        rerank_weight=base.rerank_weight,
-        rerank_k=base.rerank_k,
     )
+    evaluation.calibration = calibration
+    if evaluation._router_cache is not None:
+        evaluation._router_cache[1].calibration = calibration
+    return calibration
 
 
 def embed_queries(embedder: Embedder, queries: list[dict[str, Any]]) -> np.ndarray:

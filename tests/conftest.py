@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,6 +26,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
+sys.path.insert(0, str(REPO / "bench"))
+from procs import free_port, wait_for_port  # noqa: E402  (shared with the benchmarks)
+
 NODE_BIN = TESTS / "servers" / "node_modules" / ".bin"
 FAULT_SERVER = TESTS / "fixtures" / "fault_server.py"
 PY_BIN = Path(sys.executable).parent
@@ -105,24 +106,6 @@ async def stdio_gateway(config: Path, cache_dir: Path) -> AsyncIterator[ClientSe
         with anyio.fail_after(60):
             await session.initialize()
         yield session
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"process exited with {process.returncode} before listening on {port}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on {port} after {timeout}s")
 
 
 @asynccontextmanager
