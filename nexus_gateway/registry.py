@@ -75,6 +75,7 @@ class Registry:
         self._entries: dict[str, ToolEntry] = {}
         self._order: list[ToolEntry] = []
         self._index: BM25Index | None = None
+        self._dirty = False
         self.generation = 0
 
     # ##### Ingest #####
@@ -94,7 +95,7 @@ class Registry:
         self._ingested[server] = ingested
         if self.cache:
             self.cache.store_server(server, [i["key"] for i in ingested])
-        self._rebuild()
+        self._changed()
         return computed
 
     def load_cached_server(self, server: str) -> bool:
@@ -108,11 +109,21 @@ class Registry:
         if any(i is None for i in ingested):
             return False
         self._ingested[server] = [i for i in ingested if i is not None]
-        self._rebuild()
+        self._changed()
         return True
 
     def remove_server(self, server: str) -> None:
         if self._ingested.pop(server, None) is not None:
+            self._changed()
+
+    def _changed(self) -> None:
+        """Entries are rebuilt lazily, once, on the next read: ingesting 100 servers costs one rebuild."""
+        self._dirty = True
+        self.generation += 1
+
+    def _fresh(self) -> None:
+        if self._dirty:
+            self._dirty = False
             self._rebuild()
 
     def _rebuild(self) -> None:
@@ -139,20 +150,22 @@ class Registry:
         self._order = entries
         self._entries = {e.id: e for e in entries}
         self._index = None
-        self.generation += 1
 
     # ##### Lookup #####
 
     def __len__(self) -> int:
+        self._fresh()
         return len(self._order)
 
     def entries(self, server: str | None = None) -> list[ToolEntry]:
+        self._fresh()
         return [e for e in self._order if server is None or e.server == server]
 
     def servers(self) -> list[str]:
         return list(self._ingested)
 
     def get(self, tool_id: str) -> ToolEntry:
+        self._fresh()
         entry = self._entries.get(tool_id)
         if entry is None:
             close = difflib.get_close_matches(tool_id, list(self._entries), n=3, cutoff=0.6)
@@ -160,6 +173,7 @@ class Registry:
         return entry
 
     def find(self, server: str, name: str) -> ToolEntry | None:
+        self._fresh()
         for entry in self._order:
             if entry.server == server and entry.name == name:
                 return entry
@@ -167,6 +181,7 @@ class Registry:
 
     def search(self, query: str, limit: int = 8) -> list[SearchHit]:
         """BM25 ranking over names, descriptions and parameter names."""
+        self._fresh()
         if self._index is None:
             self._index = BM25Index([list(e.tokens) for e in self._order])
         return [SearchHit(self._order[i], score) for i, score in self._index.top(query, limit)]
