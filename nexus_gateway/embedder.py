@@ -95,7 +95,7 @@ class Embedder:
 class CrossEncoder:
     """(query, document) → relevance logit (default: ms-marco-MiniLM-L-12-v2 INT8)."""
 
-    def __init__(self, folder: str | None = None, max_tokens: int = 128, threads: int = 1) -> None:
+    def __init__(self, folder: str | None = None, max_tokens: int = 64, threads: int = 1) -> None:
         path = user_model_dir(folder) if folder else packaged_model_dir(MINILM_RERANKER)
         self.session = _session(path / "model.onnx", threads)
         self.tokenizer = _tokenizer(path / "tokenizer.json", max_tokens)
