@@ -12,16 +12,14 @@ gateway's own endpoint.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
-from procs import free_port, wait_for_port
+from procs import free_port, gateway_command, running
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BIN = ROOT / "tests" / "servers" / "node_modules" / ".bin"
@@ -53,12 +51,6 @@ def passing(scenarios: dict[str, dict[str, int]]) -> set[str]:
 def run() -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="nexus-conformance-"))
     upstream_port, gateway_port = free_port(), free_port()
-    upstream = subprocess.Popen(
-        [str(NODE_BIN / "mcp-server-everything"), "streamableHttp"],
-        env={**os.environ, "PORT": str(upstream_port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     config = work / "passthrough.json"
     config.write_bytes(
         orjson.dumps(
@@ -68,30 +60,16 @@ def run() -> dict[str, Any]:
             }
         )
     )
-    gateway = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nexus_gateway",
-            "serve",
-            "--config",
-            str(config),
-            "--http",
-            f"127.0.0.1:{gateway_port}",
-        ],
-        env={**os.environ, "NEXUS_CACHE_DIR": str(work / "cache"), "NEXUS_LOG_LEVEL": "WARNING"},
-        stdin=subprocess.DEVNULL,
-        cwd=str(ROOT),
-    )
-    try:
-        wait_for_port(upstream_port, upstream)
-        wait_for_port(gateway_port, gateway)
+    upstream = [str(NODE_BIN / "mcp-server-everything"), "streamableHttp"]
+    gateway = gateway_command(config, "--http", f"127.0.0.1:{gateway_port}")
+    gateway_env = {"NEXUS_CACHE_DIR": str(work / "cache"), "NEXUS_LOG_LEVEL": "WARNING"}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    with (
+        running(upstream, upstream_port, env={"PORT": str(upstream_port)}, **quiet),
+        running(gateway, gateway_port, env=gateway_env, cwd=str(ROOT)),
+    ):
         direct = run_suite(f"http://localhost:{upstream_port}/mcp")
         through = run_suite(f"http://localhost:{gateway_port}/mcp")
-    finally:
-        for process in (gateway, upstream):
-            process.terminate()
-            process.wait(10)
     lost = sorted(passing(direct) - passing(through))
     return {
         "direct": direct,

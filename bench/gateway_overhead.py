@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from procs import free_port, wait_for_port
+from procs import free_port, gateway_command, running
 from stats import bootstrap_median_ci
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,18 +61,10 @@ async def http_session(url: str) -> AsyncIterator[ClientSession]:
 
 
 @asynccontextmanager
-async def process(command: list[str], port: int, env: dict[str, str]) -> AsyncIterator[None]:
-    child = subprocess.Popen(command, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        await anyio.to_thread.run_sync(wait_for_port, port)
+async def _quiet(context: Any) -> AsyncIterator[None]:
+    """A synchronous process context used inside ``async with``."""
+    with context:
         yield
-    finally:
-        child.terminate()
-        child.wait(10)
-
-
-def gateway_command(config: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "nexus_gateway", "serve", "--config", str(config), *extra]
 
 
 def write_config(path: Path, upstream: dict[str, Any]) -> Path:
@@ -162,8 +153,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     up_port, gw_port = free_port(), free_port()
     config = write_config(work / "http.json", {"url": f"http://127.0.0.1:{up_port}/mcp"})
     async with (
-        process([*upstream, "--http", str(up_port)], up_port, {}),
-        process(gateway_command(config, "--http", f"127.0.0.1:{gw_port}"), gw_port, env),
+        _quiet(running([*upstream, "--http", str(up_port)], up_port)),
+        _quiet(running(gateway_command(config, "--http", f"127.0.0.1:{gw_port}"), gw_port, env)),
         http_session(f"http://127.0.0.1:{up_port}/mcp") as direct,
         http_session(f"http://127.0.0.1:{gw_port}/mcp") as gateway,
     ):

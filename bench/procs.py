@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
@@ -24,3 +30,42 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes] | None = None, tim
                 return
         time.sleep(0.05)
     raise TimeoutError(f"nothing listening on {port} after {timeout}s")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate, wait a little, kill if it will not go."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def start(command: list[str], port: int, env: dict[str, str] | None = None, **popen: Any) -> subprocess.Popen[bytes]:
+    """Start a server and return once it listens on ``port`` (stdin closed, environment extended)."""
+    process = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL, **popen)
+    try:
+        wait_for_port(port, process)
+    except BaseException:
+        stop(process)
+        raise
+    return process
+
+
+@contextmanager
+def running(
+    command: list[str], port: int, env: dict[str, str] | None = None, **popen: Any
+) -> Iterator[subprocess.Popen[bytes]]:
+    process = start(command, port, env, **popen)
+    try:
+        yield process
+    finally:
+        stop(process)
+
+
+def gateway_command(config: Path, *flags: str) -> list[str]:
+    """``python -m nexus_gateway serve --config CONFIG FLAGS…`` with this interpreter."""
+    return [sys.executable, "-m", "nexus_gateway", "serve", "--config", str(config), *flags]

@@ -27,7 +27,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 sys.path.insert(0, str(REPO / "bench"))
-from procs import free_port, wait_for_port  # noqa: E402  (shared with the benchmarks)
+from procs import free_port, gateway_command, running  # noqa: E402  (shared with bench/)
 
 NODE_BIN = TESTS / "servers" / "node_modules" / ".bin"
 FAULT_SERVER = TESTS / "fixtures" / "fault_server.py"
@@ -114,32 +114,22 @@ async def http_gateway_process(
 ) -> AsyncIterator[str]:
     """A gateway child process serving streamable HTTP; yields its MCP endpoint URL."""
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nexus_gateway",
-            "serve",
-            "--config",
-            str(config),
-            "--http",
-            f"127.0.0.1:{port}",
-            *extra,
-        ],
-        env={**os.environ, **gateway_env(cache_dir), **(env or {})},
-        cwd=str(REPO),
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        await anyio.to_thread.run_sync(wait_for_port, port, process)
+    command = gateway_command(config, "--http", f"127.0.0.1:{port}", *extra)
+    with running(command, port, env={**gateway_env(cache_dir), **(env or {})}, cwd=str(REPO)):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+
+
+def run_cli(*args: str, cache: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``nexus-gateway ARGS`` as a user runs it; stdout and stderr captured apart."""
+    env = {**os.environ, **(gateway_env(cache) if cache else {}), "NEXUS_LOG_LEVEL": "WARNING"}
+    return subprocess.run(
+        [sys.executable, "-m", "nexus_gateway", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=str(REPO),
+        env=env,
+    )
 
 
 @asynccontextmanager

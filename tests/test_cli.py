@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from conftest import REPO, fault_server, gateway_env, python_server, write_config
+from conftest import fault_server, python_server, run_cli, write_config
 
 
 def run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexus_gateway", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=str(REPO),
-        env={**os.environ, **gateway_env(cache), "NEXUS_LOG_LEVEL": "WARNING"},
-    )
+    return run_cli(*args, cache=cache, timeout=120)
 
 
 def test_status_table_and_exit_code(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -16,18 +15,17 @@ from conftest import (
     FAULT_SERVER,
     REPO,
     fault_server,
-    free_port,
     gateway_env,
     http_gateway_process,
     http_session,
     node_server,
     result_json,
     result_text,
-    wait_for_port,
     write_config,
 )
 from mcp import ClientSession
 from mcp.client.sse import sse_client
+from procs import free_port, gateway_command, running, start, stop  # bench/procs.py, on the path via conftest
 
 pytestmark = pytest.mark.anyio
 
@@ -42,21 +40,6 @@ INITIALIZE = {
     },
 }
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def start(command: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
-    wait_for_port(port, process)
-    return process
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 @pytest.fixture
@@ -107,27 +90,11 @@ async def test_http_token_is_required_when_configured(tmp_path: Path) -> None:
 def test_non_loopback_bind_without_token_warns(tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.json", {})
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nexus_gateway",
-            "serve",
-            "--config",
-            str(config),
-            "--http",
-            f"0.0.0.0:{port}",
-        ],
-        env={**os.environ, **gateway_env(tmp_path / "cache")},
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        cwd=str(REPO),
-    )
-    try:
-        wait_for_port(port, process)
-    finally:
-        process.terminate()
-        _, stderr = process.communicate(timeout=10)
+    command = gateway_command(config, "--http", f"0.0.0.0:{port}")
+    with running(command, port, env=gateway_env(tmp_path / "cache"), stderr=subprocess.PIPE, cwd=str(REPO)) as process:
+        pass
+    assert process.stderr is not None
+    stderr = process.stderr.read()
     assert b"without a token" in stderr
 
 
@@ -160,30 +127,15 @@ async def test_http_upstream_drop_fails_inflight_then_reconnects(
 
 async def test_sse_upstream_and_sse_gateway(tmp_path: Path) -> None:
     upstream_port = free_port()
-    upstream = start([node_server("mcp-server-everything"), "sse"], upstream_port, env={"PORT": str(upstream_port)})
-    try:
+    upstream_command = [node_server("mcp-server-everything"), "sse"]
+    with running(upstream_command, upstream_port, env={"PORT": str(upstream_port)}):
         config = write_config(
             tmp_path / "config.json",
             {"legacy": {"url": f"http://127.0.0.1:{upstream_port}/sse", "transport": "sse"}},
         )
         port = free_port()
-        gateway = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "nexus_gateway",
-                "serve",
-                "--config",
-                str(config),
-                "--sse",
-                f"127.0.0.1:{port}",
-            ],
-            env={**os.environ, **gateway_env(tmp_path / "cache")},
-            stdin=subprocess.DEVNULL,
-            cwd=str(REPO),
-        )
-        try:
-            await anyio.to_thread.run_sync(wait_for_port, port, gateway)
+        command = gateway_command(config, "--sse", f"127.0.0.1:{port}")
+        with running(command, port, env=gateway_env(tmp_path / "cache"), cwd=str(REPO)):
             async with (
                 sse_client(f"http://127.0.0.1:{port}/sse") as (read, write),
                 ClientSession(read, write) as session,
@@ -193,7 +145,3 @@ async def test_sse_upstream_and_sse_gateway(tmp_path: Path) -> None:
                     "call_tool", {"tool": "legacy__get-sum", "arguments": {"a": 20, "b": 22}}
                 )
                 assert "42" in result_text(summed)
-        finally:
-            stop(gateway)
-    finally:
-        stop(upstream)

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, TESTS, real_servers, result_json, result_text, stdio_gateway, write_config
+from conftest import TESTS, real_servers, result_json, result_text, run_cli, stdio_gateway, write_config
 from mcp import ClientSession
 
 from nexus_gateway.affordance import query_slots, tool_affordances
@@ -99,17 +96,6 @@ def test_gate_escalates_only_below_tau(embedder: Embedder) -> None:
 def test_abstains_below_the_floor(embedder: Embedder) -> None:
     result = local_router(embedder, Calibration(floor=0.99)).route("book a table for two tonight")
     assert result.abstained and result.chosen is None and result.candidates
-
-
-def run_cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexus_gateway", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=str(REPO),
-        env={**os.environ, "NEXUS_LOG_LEVEL": "WARNING"},
-    )
 
 
 def test_calibration_is_reproducible_and_eval_writes_the_documented_shape(tmp_path: Path) -> None:
