@@ -24,6 +24,7 @@ from .evaluation import (
     schema_tokens,
 )
 from .exceptions import ConfigError
+from .routing import Calibration
 from .vectors import VectorStore
 
 
@@ -100,7 +101,9 @@ def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str,
     embedder, cross = build_models(args)
     cache = RegistryCache(args.cache_dir)
     vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = load_calibration(cache, args.registry, embedder.model_tag)
+    # calibrate fits from the defaults; eval uses what calibrate stored for these registries
+    fresh = getattr(args, "offline", None) is cmd_calibrate
+    calibration = Calibration() if fresh else load_calibration(cache, args.registry, embedder.model_tag)
     overrides = {
         name: getattr(args, name)
         for name in ("lexical_weight", "affordance_weight", "rerank_weight", "rerank_k", "tau", "floor")

@@ -14,13 +14,33 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2,})")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORD_TEXT = """
 a an the of to in on for and or with by from at as is are be this that it its into via
 me my i you your we our please can could would should will do does
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+# Short forms people type for words tool descriptions spell out (generic software vocabulary only).
+ABBREVIATIONS = {
+    "pr": "pull request",
+    "prs": "pull requests",
+    "mr": "merge request",
+    "mrs": "merge requests",
+    "repo": "repository",
+    "repos": "repositories",
+    "org": "organization",
+    "orgs": "organizations",
+    "dir": "directory",
+    "dirs": "directories",
+    "env": "environment",
+    "msg": "message",
+    "info": "information",
+    "config": "configuration",
+    "db": "database",
+}
 
 
 def split_identifier(text: str) -> str:
@@ -41,8 +61,15 @@ def stem(word: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased, identifier-split, stop-word-free, lightly stemmed tokens."""
-    return [stem(w) for w in _WORD.findall(split_identifier(text).lower()) if w not in STOPWORDS]
+    """Lower-cased, identifier-split, abbreviation-expanded, stop-word-free, lightly stemmed tokens."""
+    words: list[str] = []
+    for word in _WORD.findall(split_identifier(text).lower()):
+        words.extend(ABBREVIATIONS[word].split() if word in ABBREVIATIONS else (word,))
+    return [stem(w) for w in words if w not in STOPWORDS]
+
+
+def _deletions(word: str) -> set[str]:
+    return {word[:i] + word[i + 1 :] for i in range(len(word))}
 
 
 @dataclass(frozen=True)
@@ -72,6 +99,7 @@ class BM25Index:
                 docs, weights = postings.setdefault(token, ([], []))
                 docs.append(column)
                 weights.append(count * (k1 + 1) / (count + norm))
+        self._neighbours: dict[str, set[str]] | None = None
         self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for token, (docs, weights) in postings.items():
             frequency = len(docs)
@@ -81,10 +109,36 @@ class BM25Index:
                 np.asarray(weights, dtype=np.float32) * np.float32(idf),
             )
 
+    def correct(self, token: str) -> str | None:
+        """The indexed term one edit away (insert, delete, substitute, swap) from an unknown token.
+
+        Typed requests carry typos ("brnach", "fodler") that would otherwise match nothing; among several
+        candidates the most frequent term wins. Deletion neighbourhoods (SymSpell) keep this a few dict
+        look-ups rather than a pass over the vocabulary. Short tokens are left alone: too ambiguous.
+        """
+        if len(token) < 4 or not token.isalpha():
+            return None
+        if self._neighbours is None:
+            neighbours: dict[str, set[str]] = {}
+            for term in self.postings:
+                if len(term) >= 3:
+                    for key in _deletions(term) | {term}:
+                        neighbours.setdefault(key, set()).add(term)
+            self._neighbours = neighbours
+        candidates: set[str] = set()
+        for key in _deletions(token) | {token}:
+            candidates |= self._neighbours.get(key, set())
+        candidates.discard(token)
+        if not candidates:
+            return None
+        return min(candidates, key=lambda term: (-len(self.postings[term][0]), term))
+
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (zeros where nothing matches)."""
         scores = np.zeros(self.size, dtype=np.float32)
         for token in dict.fromkeys(tokenize(query)):
+            if token not in self.postings:
+                token = self.correct(token) or token
             posting = self.postings.get(token)
             if posting is not None:
                 scores[posting[0]] += posting[1]

@@ -109,3 +109,11 @@ def test_registry_caches_by_schema_key_and_rebuilds_corrupt_files(tmp_path: Path
     assert warm.search("convert a time")[0].entry.id == "time__convert_time"
     with pytest.raises(ToolNotFound, match="time__convert_time"):
         warm.get("time__convert_tim")
+
+
+def test_lexical_expands_abbreviations_and_corrects_typos() -> None:
+    assert tokenize("open PRs in the repo") == ["open", "pull", "request", "repository"]
+    index = BM25Index([tokenize("create branch in a repository"), tokenize("list notifications")])
+    assert index.correct("brnach") == "branch" and index.correct("notifcation") == "notification"
+    assert index.correct("zzzz") is None and index.correct("teh") is None  # short tokens stay as typed
+    assert index.top("make a new brnach", 1)[0][0] == 0
