@@ -9,7 +9,7 @@ query/document prefixes.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,14 +82,6 @@ class Embedder:
 
     def embed_document(self, text: str) -> np.ndarray:
         return self._embed(self.spec.document_prefix + text)
-
-    def embed_documents(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for index, text in enumerate(texts):
-            out[index] = self.embed_document(text)
-            if progress:
-                progress(index + 1, len(texts))
-        return out
 
 
 class CrossEncoder:

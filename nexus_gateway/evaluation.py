@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 import random
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,11 @@ import numpy as np
 import orjson
 
 from .affordance import tool_affordances
-from .cache import RegistryCache, schema_key
+from .cache import schema_key
 from .embedder import CrossEncoder, Embedder
 from .exceptions import ConfigError
 from .lexical import LexicalDocument
+from .progress import progress_printer
 from .routing import Calibration, RouteDoc, Router, tool_document
 from .vectors import VectorStore
 
@@ -41,10 +41,6 @@ class EvalTool:
     description: str
     schema: dict[str, Any]
     raw: dict[str, Any]
-
-    @property
-    def doc_id(self) -> str:
-        return f"{self.uid}"
 
 
 def load_registries(paths: Sequence[str | Path]) -> list[EvalTool]:
@@ -128,26 +124,6 @@ def wilson(successes: int, n: int, z: float = 1.959964) -> list[float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return [max(0.0, centre - half), min(1.0, centre + half)]
-
-
-def progress_printer(label: str) -> Callable[[int, int], None]:
-    """A one-line progress bar on stderr (a line every 25% when stderr is not a terminal)."""
-    interactive = sys.stderr.isatty()
-    last = [-1]
-
-    def report(done: int, total: int) -> None:
-        percent = 100 * done // max(total, 1)
-        if interactive:
-            bar = "#" * (percent // 4)
-            sys.stderr.write(f"\r{label} [{bar:<25}] {done}/{total}")
-            if done == total:
-                sys.stderr.write("\n")
-        elif percent // 25 != last[0] // 25 or done == total:
-            sys.stderr.write(f"{label}: {done}/{total}\n")
-        last[0] = percent
-        sys.stderr.flush()
-
-    return report
 
 
 def embed_tools(
@@ -379,7 +355,3 @@ def embed_queries(embedder: Embedder, queries: list[dict[str, Any]]) -> np.ndarr
         vectors[index] = embedder.embed_query(query["query"])
         query["_embed_ms"] = (time.perf_counter() - started) * 1000
     return vectors
-
-
-def default_store(cache_dir: str | None, embedder: Embedder) -> VectorStore:
-    return VectorStore(RegistryCache(cache_dir), embedder.model_tag)

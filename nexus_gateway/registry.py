@@ -112,10 +112,6 @@ class Registry:
         self._changed()
         return True
 
-    def remove_server(self, server: str) -> None:
-        if self._ingested.pop(server, None) is not None:
-            self._changed()
-
     def _changed(self) -> None:
         """Entries are rebuilt lazily, once, on the next read: ingesting 100 servers costs one rebuild."""
         self._dirty = True
@@ -171,13 +167,6 @@ class Registry:
             close = difflib.get_close_matches(tool_id, list(self._entries), n=3, cutoff=0.6)
             raise ToolNotFound(tool_id, close)
         return entry
-
-    def find(self, server: str, name: str) -> ToolEntry | None:
-        self._fresh()
-        for entry in self._order:
-            if entry.server == server and entry.name == name:
-                return entry
-        return None
 
     def search(self, query: str, limit: int = 8) -> list[SearchHit]:
         """BM25 ranking over names, descriptions and parameter names."""

@@ -22,6 +22,7 @@ from .calibration import load_calibration
 from .config import RoutingSettings
 from .embedder import CrossEncoder, Embedder, EmbedderSpec
 from .exceptions import NexusError
+from .progress import progress_printer
 from .registry import Registry, ToolEntry
 from .routing import Calibration, RouteDoc, Router, RouteResult, tool_document
 from .slb import backend as slb_backend
@@ -114,8 +115,6 @@ class RouterService:
         missing = sum(1 for k in keys if self.store.load(k, self.embedder.dimension) is None)
         progress = None
         if missing:
-            from .evaluation import progress_printer
-
             progress = progress_printer(f"embedding {missing} new tools")
         docs = [RouteDoc(e.id, e.name, e.description, e.tokens, tool_affordances(e.input_schema)) for e in entries]
         current = self.router
