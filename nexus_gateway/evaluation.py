@@ -25,7 +25,6 @@ from .cache import schema_key
 from .embedder import CrossEncoder, Embedder
 from .exceptions import ConfigError
 from .lexical import LexicalDocument
-from .progress import progress_printer
 from .routing import Calibration, RouteDoc, Router, tool_document
 from .vectors import VectorStore
 
@@ -131,7 +130,7 @@ def embed_tools(
 ) -> np.ndarray:
     texts = [tool_document(t.name, t.description) for t in tools]
     keys = [schema_key(t.raw) for t in tools]
-    return store.embed(keys, texts, embedder, progress=progress_printer(label))
+    return store.embed(keys, texts, embedder, label=label)
 
 
 def schema_tokens(tools: list[EvalTool], tokenizer: Any) -> list[int]:

@@ -22,7 +22,6 @@ from .calibration import load_calibration
 from .config import RoutingSettings
 from .embedder import CrossEncoder, Embedder, EmbedderSpec
 from .exceptions import NexusError
-from .progress import progress_printer
 from .registry import Registry, ToolEntry
 from .routing import Calibration, RouteDoc, Router, RouteResult, tool_document
 from .slb import backend as slb_backend
@@ -112,10 +111,7 @@ class RouterService:
         assert self.embedder is not None and self.store is not None
         texts = [tool_document(e.name, e.description) for e in entries]
         keys = [e.key for e in entries]
-        missing = sum(1 for k in keys if self.store.load(k, self.embedder.dimension) is None)
-        progress = None
-        if missing:
-            progress = progress_printer(f"embedding {missing} new tools")
+        label = "embedding new tools"
         docs = [RouteDoc(e.id, e.name, e.description, e.tokens, tool_affordances(e.input_schema)) for e in entries]
         current = self.router
         if current is not None:
@@ -124,10 +120,12 @@ class RouterService:
             wanted = {d.id for d in docs}
             changed = [i for i, d in enumerate(docs) if known.get(d.id) != d]
             removed = [tool_id for tool_id in known if tool_id not in wanted]
-            vectors = self.store.embed([keys[i] for i in changed], [texts[i] for i in changed], self.embedder, progress)
+            vectors = self.store.embed(
+                [keys[i] for i in changed], [texts[i] for i in changed], self.embedder, label=label
+            )
             current.apply([docs[i] for i in changed], vectors, removed)
             return current
-        vectors = self.store.embed(keys, texts, self.embedder, progress=progress)
+        vectors = self.store.embed(keys, texts, self.embedder, label=label)
         return Router(self.embedder, docs, vectors, self.calibration, self.cross_encoder)
 
     async def wait_ready(self, timeout: float) -> bool:

@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from .cache import CacheCorrupt, RegistryCache, seal, unseal, write_atomic
+from .progress import progress_printer
 
 
 class DocumentEmbedder(Protocol):
@@ -54,8 +55,12 @@ class VectorStore:
         texts: Sequence[str],
         embedder: DocumentEmbedder,
         progress: Callable[[int, int], None] | None = None,
+        label: str | None = None,
     ) -> np.ndarray:
-        """Vectors for every (key, text): cached where present, embedded (and stored) otherwise."""
+        """Vectors for every (key, text): cached where present, embedded (and stored) otherwise.
+
+        ``label`` shows a progress bar for the texts that do need embedding (none when all are cached).
+        """
         out = np.zeros((len(keys), embedder.dimension), dtype=np.float32)
         missing = []
         for index, key in enumerate(keys):
@@ -64,6 +69,8 @@ class VectorStore:
                 missing.append(index)
             else:
                 out[index] = cached
+        if label and missing and progress is None:
+            progress = progress_printer(f"{label} ({len(missing)})")
         for done, index in enumerate(missing, 1):
             out[index] = embedder.embed_document(texts[index])
             self.store(keys[index], out[index])
