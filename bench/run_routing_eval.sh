@@ -9,6 +9,8 @@ nexus-gateway calibrate $GH --queries $S/queries/github-dev.jsonl --part even --
 nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --part odd --sizes 10,50,100,250,all \
   --json $R/routing-github-odd.json --plot docs/img/routing-github.png
 nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --sizes 250,all --json $R/routing-github-all.json
+nexus-gateway calibrate --registry $S/registries/github-mcp.json --queries $S/queries/github-dev.jsonl \
+  --part even > $R/calibration-github-only.json
 nexus-gateway eval routing --registry $S/registries/github-mcp.json --queries $S/queries/github-dev.jsonl \
   --part odd --irrelevant $S/queries/irrelevant-dev.jsonl --sizes all --json $R/routing-irrelevant.json
 BFCL="--registry $S/registries/bfcl-functions.json --queries $S/queries/bfcl-dev.jsonl"

@@ -1,7 +1,8 @@
 """Where calibrations live: beside the registry cache, keyed by the registry files and the embedder.
 
-``calibration/<sha256 of the registry files' bytes + model tag>.json`` for each calibrated registry,
-and ``calibration/latest.json`` for the gateway to pick up when the config names none.
+``calibration/<sha256 of the registry files' bytes + model tag>.json`` for each calibrated registry. A
+calibration belongs to its registry: nothing falls back to another registry's thresholds (a floor fitted
+on BFCL abstains on the wrong things over GitHub). The gateway uses one only when the config names it.
 """
 
 from __future__ import annotations
@@ -31,20 +32,10 @@ def save_calibration(
     path = calibration_path(cache, paths, model_tag)
     document = {**calibration.to_json(), "model_tag": model_tag, "registries": [str(p) for p in paths]}
     cache.write_json(path, document)
-    cache.write_json(cache.root / "calibration" / "latest.json", document)
     return path
 
 
-def load_calibration(
-    cache: RegistryCache, paths: Sequence[str | Path] | None = None, model_tag: str | None = None
-) -> Calibration:
-    """The registry's own calibration, else the latest one, else the defaults."""
-    candidates = []
-    if paths and model_tag:
-        candidates.append(calibration_path(cache, paths, model_tag))
-    candidates.append(cache.root / "calibration" / "latest.json")
-    for path in candidates:
-        document = cache.read_json(path)
-        if isinstance(document, dict):
-            return Calibration.from_json(document)
-    return Calibration()
+def load_calibration(cache: RegistryCache, paths: Sequence[str | Path], model_tag: str) -> Calibration:
+    """The registry's own calibration, else the defaults."""
+    document = cache.read_json(calibration_path(cache, paths, model_tag))
+    return Calibration.from_json(document) if isinstance(document, dict) else Calibration()

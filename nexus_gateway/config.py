@@ -61,7 +61,7 @@ class RoutingSettings:
     document_prefix: str = ""
     rerank: bool = False  # measured: the MS MARCO cross-encoder breaks more than it fixes (docs/routing.md)
     threads: int = 1
-    calibration: str | None = None  # a calibration JSON; None: the latest in the cache
+    calibration: str | None = None  # a calibration JSON from `nexus-gateway calibrate`; None: defaults
     startup_wait: float = 20.0  # seconds serve waits for the first router build
 
 

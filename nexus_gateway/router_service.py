@@ -18,7 +18,6 @@ import anyio.abc
 
 from .affordance import tool_affordances
 from .cache import RegistryCache
-from .calibration import load_calibration
 from .config import RoutingSettings
 from .embedder import CrossEncoder, Embedder, EmbedderSpec
 from .exceptions import NexusError
@@ -78,8 +77,8 @@ class RouterService:
             document = self.cache.read_json(Path(wanted))
             if isinstance(document, dict):
                 return Calibration.from_json(document)
-            logger.warning("routing: calibration %s unreadable; using the latest or defaults", wanted)
-        return load_calibration(self.cache)
+            logger.warning("routing: calibration %s unreadable; using the defaults", wanted)
+        return Calibration()
 
     def notify_changed(self) -> None:
         self._changed.set()

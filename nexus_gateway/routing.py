@@ -33,7 +33,7 @@ from .slb import SemanticLookasideBuffer
 DEFAULT_LEXICAL_WEIGHT = 0.3
 DEFAULT_AFFORDANCE_WEIGHT = 0.2
 DEFAULT_TAU = 0.05
-DEFAULT_FLOOR = 0.85
+DEFAULT_FLOOR = 0.6  # uncalibrated: abstain only on clearly unrelated requests (calibrated: 0.61-0.89)
 DEFAULT_RERANK_K = 4
 DEFAULT_RERANK_WEIGHT = 0.02
 RETRIEVE_K = 32
