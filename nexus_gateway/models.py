@@ -72,16 +72,17 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def verify_file(path: Path, pin: PinnedFile) -> None:
-    """Refuse a missing, partial or different file, with a message that says which and how to fix it."""
+def verify_file(path: Path, pin: PinnedFile, fix: str = "") -> None:
+    """Refuse a missing, partial or different file, with a message that says which and (``fix``) how to fix it."""
+    hint = f"; {fix}" if fix else ""
     if not path.is_file():
-        raise ModelError(f"model file {path} is missing")
+        raise ModelError(f"model file {path} is missing{hint}")
     size = path.stat().st_size
     if size != pin.size:
-        raise ModelError(f"model file {path} has {size:,} bytes, expected {pin.size:,} (partial or wrong file)")
+        raise ModelError(f"model file {path} has {size:,} bytes, expected {pin.size:,} (partial or wrong file){hint}")
     actual = sha256_file(path)
     if actual != pin.sha256:
-        raise ModelError(f"model file {path} has sha256 {actual}, expected {pin.sha256}; refusing to use it")
+        raise ModelError(f"model file {path} has sha256 {actual}, expected {pin.sha256}; refusing to use it{hint}")
 
 
 @lru_cache(maxsize=8)
