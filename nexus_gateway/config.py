@@ -78,6 +78,9 @@ class GatewaySettings:
     unprefixed: str | None = None
     cache_dir: str | None = None
     routing: RoutingSettings = field(default_factory=RoutingSettings)
+    model: str | None = None  # GGUF path or known name for `call(intent)`; None: the pulled default
+    model_threads: int = 2
+    generate: bool = True  # generate arguments locally when `call` gets none
 
 
 @dataclass(frozen=True)
@@ -227,7 +230,19 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     cache_dir = raw.get("cache_dir")
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise ConfigError("nexus.cache_dir: must be a string path")
+    model = raw.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ConfigError("nexus.model: must be a GGUF path or a model name (see `nexus-gateway models list`)")
+    threads = raw.get("model_threads", defaults.model_threads)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ConfigError(f"nexus.model_threads: must be a positive integer, got {threads!r}")
+    generate = raw.get("generate", True)
+    if not isinstance(generate, bool):
+        raise ConfigError(f"nexus.generate: must be true or false, got {generate!r}")
     return GatewaySettings(
+        model=expand_vars(model, "nexus.model", env) if model else None,
+        model_threads=threads,
+        generate=generate,
         routing=_parse_routing(raw.get("routing", {})),
         call_timeout=positive("call_timeout"),
         connect_timeout=positive("connect_timeout"),

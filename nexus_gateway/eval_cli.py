@@ -13,6 +13,7 @@ import orjson
 from .cache import RegistryCache
 from .calibration import calibration_path, load_calibration, save_calibration
 from .embedder import CrossEncoder, Embedder, EmbedderSpec
+from .eval_args import cmd_eval_args
 from .evaluation import (
     CONTEXTS,
     RoutingEvaluation,
@@ -113,6 +114,12 @@ def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str,
         calibration = replace(calibration, **overrides)
     evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, cross, seed=args.seed)
     return evaluation, queries, embed_queries(embedder, queries), cache
+
+
+def build_router(args: argparse.Namespace) -> tuple[list[Any], Any]:
+    """Every tool of the registry files and a router over them with their stored calibration."""
+    evaluation, _, _, _ = prepare(args)
+    return evaluation.tools, evaluation.router(list(range(len(evaluation.tools))))
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -231,6 +238,17 @@ def register(commands: Any) -> None:
     routing.add_argument("--json", metavar="OUT")
     routing.add_argument("--plot", metavar="PNG")
     routing.set_defaults(offline=cmd_eval_routing)
+    arguments = kinds.add_parser(
+        "args", help="Routed argument generation with the local LLM vs the full-schema oracle."
+    )
+    add_model_arguments(arguments)
+    arguments.add_argument("--dialogues", metavar="FILE.jsonl", help="multi-turn dialogues (coreference)")
+    arguments.add_argument("--model", metavar="GGUF", help="default: the pulled default model")
+    arguments.add_argument("--limit", type=int, default=0, help="only the first N requests")
+    arguments.add_argument("--gold-tool", action="store_true", help="skip routing: generate for the labelled tool")
+    arguments.add_argument("--no-oracle", action="store_true", help="skip the full-schema oracle")
+    arguments.add_argument("--json", metavar="OUT")
+    arguments.set_defaults(offline=cmd_eval_args)
     calib = commands.add_parser("calibrate", help="Compute the gate's τ and the abstention floor; store them.")
     add_model_arguments(calib)
     calib.add_argument("--size", default="all", help="registry size to calibrate at (default: all tools)")

@@ -116,6 +116,18 @@ class Protocol:
         return accepted + distractors[: max(size - len(accepted), 0)], set(accepted)
 
 
+def bootstrap_median_ci(values: Sequence[float], resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% percentile-bootstrap interval of the median."""
+    data = np.asarray(values, dtype=np.float64)
+    data = data[~np.isnan(data)]
+    if data.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    medians = np.median(rng.choice(data, size=(resamples, data.size), replace=True), axis=1)
+    low, high = np.percentile(medians, [2.5, 97.5])
+    return (float(low), float(high))
+
+
 def wilson(successes: int, n: int, z: float = 1.959964) -> list[float]:
     if n == 0:
         return [0.0, 1.0]

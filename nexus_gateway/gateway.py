@@ -22,6 +22,7 @@ from mcp import MCPDeprecationWarning
 from .cache import RegistryCache
 from .config import GatewayConfig
 from .exceptions import NexusError, ToolNotFound, UpstreamError
+from .generation_service import GenerationService
 from .registry import Registry, SearchHit, ToolEntry
 from .router_service import RouterService
 from .routing import RouteResult
@@ -51,6 +52,7 @@ class Gateway:
         self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed)
         self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools)
         self.routing = RouterService(self.registry, self.cache, self.settings.routing)
+        self.generation = GenerationService(self.settings.model, self.settings.model_threads, self.settings.generate)
         for upstream in config.upstreams:
             if self.registry.load_cached_server(upstream.name):
                 logger.info(
@@ -70,6 +72,7 @@ class Gateway:
         async with anyio.create_task_group() as group:
             await group.start(self.routing.run)
             await group.start(self.pool.run)
+            group.start_soon(self.generation.start)  # the LLM loads in the background; `call` asks until then
             await self.routing.wait_ready(self.settings.routing.startup_wait)
             try:
                 yield self

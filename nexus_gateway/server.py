@@ -85,9 +85,10 @@ CALL_TOOL = types.Tool(
 CALL_INTENT = types.Tool(
     name="call",
     description=(
-        "Do something with one sentence: the gateway picks the tool for the intent. With `arguments`, the "
-        "call is validated and forwarded; without them, the chosen tool and its signature come back so you "
-        "can supply the arguments. If no tool fits confidently, the closest candidates are returned instead."
+        "Do something with one sentence: the gateway picks the tool for the intent, fills in its arguments "
+        "from the sentence and the earlier calls of this session, and returns the tool's result. With "
+        "`arguments`, those are used as given. When the sentence lacks a required value, the answer names it "
+        "so you can supply it. If no tool fits confidently, the closest candidates are returned instead."
     ),
     input_schema={
         "type": "object",
@@ -101,6 +102,14 @@ CALL_INTENT = types.Tool(
 )
 SURFACE = (SEARCH_TOOLS, DESCRIBE_TOOL, CALL_TOOL, CALL_INTENT)
 TRACE_KEY = "io.nexus-gateway/trace"
+
+
+def _result_text(result: dict[str, Any]) -> Any:
+    """What the session window keeps of a result: its structured content, else its text."""
+    if isinstance(result.get("structuredContent"), dict):
+        return result["structuredContent"]
+    texts = [c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict) and c.get("type") == "text"]
+    return "\n".join(texts)
 
 
 def error_result(message: str) -> types.CallToolResult:
@@ -245,20 +254,38 @@ class HostSurface:
                 }
             )
         entry = self.gateway.describe(result.chosen)
+        generation = None
+        window = self.gateway.generation.window(getattr(ctx, "session", None))
+        if arguments is None and self.gateway.generation.ready:
+            generation = await self.gateway.generation.generate(entry, intent, window)
+            trace["generation"] = generation.trace()
+            if not generation.missing:
+                arguments = generation.arguments
         if arguments is None:
+            missing = generation.missing if generation else []
             return json_result(
                 {
                     "status": "needs_arguments",
                     "tool": entry.id,
                     "signature": entry.signature,
                     "inputSchema": entry.input_schema,
-                    "message": f"Call `call` again with the arguments for {entry.id}, or call_tool directly.",
+                    "missing": missing,
+                    "arguments": generation.arguments if generation else {},
+                    "message": (
+                        f"The request does not say {', '.join(missing)}. Call `call` again with the arguments "
+                        f"for {entry.id}, or call_tool directly."
+                        if missing
+                        else f"Call `call` again with the arguments for {entry.id}, or call_tool directly."
+                    ),
                     "trace": trace,
                 }
             )
         started = time.perf_counter()
         forwarded = await self.gateway.call(entry.id, arguments, progress=progress_forwarder(ctx))
         trace["ms"]["forward"] = round((time.perf_counter() - started) * 1000, 2)
+        trace["tool"] = entry.id
+        trace["arguments"] = arguments
+        window.add(intent, entry.name, arguments, _result_text(forwarded))
         meta = dict(forwarded.get("_meta") or {})
         meta[TRACE_KEY] = trace
         return {**forwarded, "_meta": meta}

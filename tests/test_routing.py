@@ -134,7 +134,7 @@ def test_eval_rejects_bad_input_with_one_line(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ClientSession]:
     workdir = tmp_path_factory.mktemp("routed")
-    config = write_config(workdir / "config.json", real_servers(workdir), routing={"calibration": None})
+    config = write_config(workdir / "config.json", real_servers(workdir), routing={"calibration": None}, generate=False)
     async with stdio_gateway(config, workdir / "cache") as session:
         yield session
 

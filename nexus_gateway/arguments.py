@@ -1,0 +1,249 @@
+"""Local argument generation: intent + compressed IR + session window → a schema-valid arguments object.
+
+Prompt = fixed system prefix (instructions and worked examples; warm in the engine's sequence 0, paid
+once per process) + the tool's compressed IR + the session window + the intent. The output is decoded
+under the schema's grammar (``decoding.py``), so it always parses and type-checks. Then two checks the
+grammar cannot make:
+
+- **grounding**: a value must come from the request or the window (strings copied or their words
+  present, numbers present as digits, optional enums/booleans named). Placeholders (``"<owner>"``,
+  ``"string"``, example values the request never gave) fail it and are dropped, never forwarded;
+- **validation** with ``jsonschema``: a required argument that is missing is reported back to the host
+  as a question instead of being invented.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .decoding import SchemaDecoder, Vocabulary
+from .engine import LlamaEngine
+from .ir import compressed_ir
+from .lexical import split_identifier, stem
+from .signature import _resolve
+from .window import SessionWindow
+
+SYSTEM = (
+    "You turn a request into the JSON arguments of one tool call. Use only values that the request or the "
+    "earlier turns state, copied exactly. Leave out every argument they do not state: never guess owners, "
+    "numbers, pages or defaults. 'owner/repo' gives owner and repo separately. Numbers are bare integers."
+)
+
+# Worked examples in the fixed prefix: free at run time (the prefix stays warm), and they show the
+# 0.5B model the three habits it lacks: split owner/repo, leave unstated arguments out, copy from turns.
+EXAMPLES = (
+    (
+        "Tool: get_issue(owner: str, repo: str, issue_number: int) — Get an issue\n"
+        "Request: what's in issue 12 of acme/web?",
+        '{"owner": "acme", "repo": "web", "issue_number": 12}',
+    ),
+    (
+        "Tool: create_branch(owner: str, repo: str, branch: str, from_branch?: str) — Create a branch\n"
+        "Request: make a branch 'fix-login' in my api repo",
+        '{"repo": "api", "branch": "fix-login"}',
+    ),
+    (
+        "Tool: list_commits(owner: str, repo: str, sha?: str, author?: str) — List commits\n"
+        "Request: recent commits by dana-k in octo/site",
+        '{"owner": "octo", "repo": "site", "author": "dana-k"}',
+    ),
+    (
+        'Earlier:\n1. "show me pull request 7 in octo/site" → get_pull_request(owner="octo", repo="site", '
+        'pullNumber=7) → number=7 title="Fix nav" state=open\n'
+        'Tool: merge_pull_request(owner: str, repo: str, pullNumber: int, merge_method?: "merge"|"squash"|"rebase")'
+        " — Merge a pull request\nRequest: squash-merge it",
+        '{"owner": "octo", "repo": "site", "pullNumber": 7, "merge_method": "squash"}',
+    ),
+)
+
+FREE_TEXT = re.compile(r"body|description|content|message|text|comment|title|query|summary|reason|note")
+_WORDS = re.compile(r"[a-z0-9]+")
+_PLACEHOLDER = re.compile(
+    r"^(<.*>|\{.*\}|\[.*\]|string|example|sample|value|xxx+|todo|n/?a|none|null|your[-_ ].*)$", re.I
+)
+
+
+def chat(role: str, text: str) -> str:
+    return f"<|im_start|>{role}\n{text}<|im_end|>\n"
+
+
+def system_prefix(system: str = SYSTEM, examples: tuple[tuple[str, str], ...] = EXAMPLES) -> str:
+    """The fixed part of every prompt, up to the start of the turn's user message."""
+    shots = "".join(chat("user", q) + chat("assistant", a) for q, a in examples)
+    return chat("system", system) + shots + "<|im_start|>user\n"
+
+
+def turn_text(tool_text: str, intent: str, window: str) -> str:
+    head = f"{window}\n" if window else ""
+    return f"{head}Tool: {tool_text}\nRequest: {intent}<|im_end|>\n<|im_start|>assistant\n"
+
+
+@dataclass
+class Generation:
+    """A generated call: what was decoded, what survived grounding, what is still missing."""
+
+    arguments: dict[str, Any]
+    raw: dict[str, Any]
+    dropped: list[str]
+    missing: list[str]
+    prompt_tokens: int
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    chosen_tokens: int = 0
+    forced_tokens: int = 0
+
+    def trace(self) -> dict[str, Any]:
+        return {
+            "arguments": self.arguments,
+            "dropped": self.dropped,
+            "missing": self.missing,
+            "prompt_tokens": self.prompt_tokens,
+            "tokens": {"chosen": self.chosen_tokens, "forced": self.forced_tokens},
+            "ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+        }
+
+
+class ArgumentGenerator:
+    """Generates arguments on one engine; callers hold no lock, a turn takes the engine's."""
+
+    def __init__(self, engine: LlamaEngine) -> None:
+        self.engine = engine
+        self.vocabulary = Vocabulary(engine)
+        self.prefix_tokens = engine.tokenize(system_prefix())
+
+    def warm(self) -> None:
+        """Prefill the fixed prefix now instead of on the first call."""
+        with self.engine.lock:
+            self.engine.cursor(self.prefix_tokens)
+
+    def generate(
+        self,
+        name: str,
+        schema: dict[str, Any] | None,
+        description: str | None,
+        intent: str,
+        window: SessionWindow | None = None,
+        *,
+        full_schema: bool = False,
+    ) -> Generation:
+        """``full_schema`` is the oracle of the evaluation: the whole JSON schema instead of the IR."""
+        schema = schema or {"type": "object", "properties": {}}
+        if full_schema:
+            tool_text = json.dumps({"name": name, "description": description or "", "inputSchema": schema})
+        else:
+            tool_text = compressed_ir(name, schema, description)
+        window_text = window.render() if window else ""
+        suffix = self.engine.tokenize(turn_text(tool_text, intent, window_text))
+        timings: dict[str, float] = {}
+        with self.engine.lock:
+            started = time.perf_counter()
+            cursor = self.engine.cursor(self.prefix_tokens)
+            decoder = SchemaDecoder(self.engine, self.vocabulary, cursor)
+            decoder.stats.started = started
+            cursor.feed(suffix)
+            timings["prefill"] = (time.perf_counter() - started) * 1000
+            raw = decoder.object(schema, schema, 0)
+            timings["decode"] = (time.perf_counter() - started) * 1000 - timings["prefill"]
+            if decoder.stats.first_token_ms is not None:
+                timings["first_token"] = decoder.stats.first_token_ms
+        sources = intent + "\n" + (window.sources() if window else "")
+        arguments, dropped = ground(raw, schema, sources)
+        arguments = split_owner_repo(arguments, schema)
+        required = [k for k in schema.get("required") or [] if k not in arguments]
+        return Generation(
+            arguments,
+            raw,
+            dropped,
+            required,
+            len(self.prefix_tokens) + len(suffix),
+            timings,
+            decoder.stats.chosen,
+            decoder.stats.forced,
+        )
+
+
+# --- grounding ----------------------------------------------------------------------------------------------
+def _words(text: str) -> set[str]:
+    return {stem(w) for w in _WORDS.findall(split_identifier(text).lower())}
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+class _Sources:
+    def __init__(self, text: str) -> None:
+        self.text = _normal(text)
+        self.words = _words(text)
+        self.numbers = set(re.findall(r"\d+(?:\.\d+)?", text))
+
+
+def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sources: _Sources) -> bool:
+    if isinstance(value, bool):
+        return required or bool(_words(name) & sources.words)
+    if isinstance(value, int | float):
+        text = str(value)
+        return text in sources.numbers or (text.endswith(".0") and text[:-2] in sources.numbers)
+    if isinstance(value, str):
+        if not value.strip() or _PLACEHOLDER.match(value.strip()):
+            return False
+        if isinstance(prop.get("enum"), list):
+            return required or bool(_words(value) & sources.words)
+        if _normal(value) in sources.text:
+            return True
+        if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
+            return True  # a date the model normalised ("March 1st" → 2025-03-01); the schema checks its shape
+        words = _words(value)
+        if not words:
+            return False
+        share = len(words & sources.words) / len(words)
+        return share >= (0.5 if FREE_TEXT.search(name.lower()) else 0.99)
+    return True
+
+
+def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
+    """Keep the values the request or window supply; return them and the names of the dropped ones."""
+    sources = _Sources(text)
+    dropped: list[str] = []
+
+    def walk(value: dict[str, Any], node: dict[str, Any], path: str) -> dict[str, Any]:
+        props = node.get("properties") or {}
+        required = set(node.get("required") or [])
+        kept: dict[str, Any] = {}
+        for key, item in value.items():
+            prop = _resolve(props.get(key) or {}, schema)
+            where = f"{path}{key}"
+            if isinstance(item, dict):
+                inner = walk(item, prop, where + ".")
+                if inner:
+                    kept[key] = inner
+                else:
+                    dropped.append(where)
+            elif isinstance(item, list):
+                item_schema = _resolve(prop.get("items") or {}, schema)
+                items = [v for v in item if _grounded(v, item_schema, key, False, sources)]
+                if items:
+                    kept[key] = items
+                else:
+                    dropped.append(where)
+            elif _grounded(item, prop, key, key in required, sources):
+                kept[key] = item
+            else:
+                dropped.append(where)
+        return kept
+
+    return walk(raw, schema, ""), dropped
+
+
+def split_owner_repo(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``owner: "octo-org/app"`` → ``owner: "octo-org", repo: "app"`` when the schema has both."""
+    props = schema.get("properties") or {}
+    owner = arguments.get("owner")
+    if "repo" in props and isinstance(owner, str) and owner.count("/") == 1:
+        head, tail = owner.split("/")
+        if head and tail:
+            return {**arguments, "owner": head, "repo": tail}
+    return arguments

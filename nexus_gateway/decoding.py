@@ -1,0 +1,441 @@
+"""Schema-constrained decoding of an arguments object: the GBNF grammar and the local walker of it.
+
+The language is fixed by the upstream JSON schema: an object of the schema's keys, each at most once,
+**every key optional** (a required key the request does not supply is left out and asked for, never invented),
+values typed by the schema (enums as literals, integers as digits, bounded strings, arrays, nested
+objects). :func:`schema_grammar` writes it as GBNF for a backend that takes grammars (llama-server),
+with the keys in schema order (any order would make the grammar exponential); :class:`SchemaDecoder`
+walks the same language on the local engine, in any key order (the model's own habit, owner and repo
+first, beat schema order), without a grammar sampler:
+
+- where the language allows one continuation (punctuation, the rest of a key once its first token
+  decided it) the tokens are fed in one batch, with no sampling at all;
+- where it allows a closed set (which key next, an enum value, ``true``/``false``, a candidate tool
+  name) the choice is the best-scoring token over a trie of the allowed strings;
+- inside a string the only constraint is "no raw control bytes"; the string ends at the first quote.
+
+llama.cpp's grammar sampler checks every one of the 151k vocabulary entries against the grammar's
+stacks at each step (~40 ms a token measured here); the walker costs one argmax over a mask. The
+figures are in ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .engine import Cursor, LlamaEngine
+from .signature import _resolve
+
+MAX_STRING_TOKENS = 96
+MAX_NUMBER_TOKENS = 12
+MAX_ARRAY_ITEMS = 8
+_DIGITS = re.compile(rb"^[0-9]+$")
+_NUMBER = re.compile(rb"^[0-9.]+$")
+
+
+class DecodeError(ValueError):
+    pass
+
+
+def _closing_quote(piece: bytes) -> int:
+    """Index of the first unescaped quote in a token's bytes, or -1."""
+    escaped = False
+    for i, byte in enumerate(piece):
+        if byte == 0x22 and not escaped:
+            return i
+        escaped = byte == 0x5C and not escaped
+    return -1
+
+
+@dataclass
+class DecodeStats:
+    """What a decode cost: tokens chosen by the model vs fed without sampling, and when the first came."""
+
+    chosen: int = 0
+    forced: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    first_token_ms: float | None = None
+
+    def mark(self) -> None:
+        self.chosen += 1
+        if self.first_token_ms is None:
+            self.first_token_ms = (time.perf_counter() - self.started) * 1000
+
+
+class Vocabulary:
+    """Token masks and piece look-ups, built once per engine."""
+
+    def __init__(self, engine: LlamaEngine) -> None:
+        pieces = engine.pieces()
+        self.pieces = pieces
+        self.by_piece: dict[bytes, int] = {}
+        for token, piece in enumerate(pieces):
+            if piece and piece not in self.by_piece:
+                self.by_piece[piece] = token
+        size = len(pieces)
+        self.text = np.zeros(size, dtype=bool)
+        self.digits = np.zeros(size, dtype=bool)
+        self.number = np.zeros(size, dtype=bool)
+        self.closers = np.zeros(size, dtype=bool)
+        self.printable = np.zeros(size, dtype=bool)
+        self.opens = np.zeros(size, dtype=bool)
+        for token, piece in enumerate(pieces):
+            if not piece:
+                continue
+            self.printable[token] = min(piece) >= 0x20
+            self.opens[token] = self.printable[token] and piece.lstrip(b" ").startswith(b'"')
+            self.text[token] = self.printable[token] and b'"' not in piece
+            self.digits[token] = bool(_DIGITS.match(piece))
+            self.number[token] = bool(_NUMBER.match(piece))
+            self.closers[token] = piece.lstrip()[:1] in (b",", b"}", b"]")
+        self.quote = self.by_piece[b'"']
+
+
+def _type_of(schema: dict[str, Any]) -> str:
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return "enum"
+    if "const" in schema:
+        return "const"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if not kind:
+        if "properties" in schema:
+            return "object"
+        return "string"
+    return str(kind)
+
+
+def _closed(schema: dict[str, Any]) -> bool:
+    return _type_of(schema) in ("enum", "const", "boolean")
+
+
+def _branch(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """The schema a value is generated for: ``$ref`` followed, the first non-null ``anyOf``/``oneOf`` arm."""
+    schema = _resolve(schema, root)
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            arms = [_resolve(o, root) for o in options]
+            arm = next((a for a in arms if _type_of(a) != "null"), arms[0])
+            merged = {k: v for k, v in schema.items() if k != key}
+            return {**merged, **arm}
+    return schema
+
+
+class SchemaDecoder:
+    """Greedy decoding of one JSON value of a schema on an engine cursor.
+
+    Structural text is not fed the moment it is known: it waits in ``pending`` and joins the next
+    choice, so the model sees the tokens it would have produced itself (``{"``, ``",`` are single
+    tokens in Qwen's vocabulary; feeding ``{`` and ``"`` apart makes ``}`` look likely). ``carry`` is
+    text the model already produced past a value's end (the ``",`` that closed a string), which the
+    next choice must continue.
+    """
+
+    def __init__(self, engine: LlamaEngine, vocabulary: Vocabulary, cursor: Cursor) -> None:
+        self.engine = engine
+        self.vocab = vocabulary
+        self.cursor = cursor
+        self.stats = DecodeStats()
+        self.pending = b""
+        self.carry = b""
+        self._carry_undo: tuple[np.ndarray, bytes] | None = None
+
+    # --- primitives -----------------------------------------------------------------------------------------
+    def force(self, text: str) -> None:
+        self.pending += text.encode()
+
+    def flush(self) -> None:
+        """Feed what is pending (before free generation, which has no options to join)."""
+        if self.carry:
+            self.pending = self._undo_carry() + self.pending
+        if self.pending:
+            tokens = self.engine.tokenize(self.pending.decode("utf-8", errors="ignore"))
+            self.stats.forced += len(tokens)
+            self.cursor.feed(tokens)
+            self.pending = b""
+
+    def _undo_carry(self) -> bytes:
+        """Step back over the token that closed a string; return the text to feed in its place."""
+        assert self._carry_undo is not None
+        logits, replacement = self._carry_undo
+        self.cursor.rewind(1, logits)
+        self.carry = b""
+        self._carry_undo = None
+        return replacement
+
+    def _step(self, token: int) -> None:
+        self.stats.mark()
+        self.cursor.feed([token])
+
+    def choose(self, options: list[str]) -> int:
+        """The option the model prefers, decided token by token over their trie; once one option is
+        left its remaining tokens are fed without sampling."""
+        encoded = [self.pending + o.encode() for o in options]
+        if self.carry and not any(e.startswith(self.carry) for e in encoded):
+            replacement = self._undo_carry()
+            encoded = [replacement + e for e in encoded]
+        emitted = self.carry
+        self.pending = self.carry = b""
+        self._carry_undo = None
+        alive = list(range(len(encoded)))
+        while True:
+            alive = [i for i in alive if encoded[i].startswith(emitted)]
+            if not alive:
+                raise DecodeError("the decoder left the grammar")
+            exact = [i for i in alive if encoded[i] == emitted]
+            rests = {encoded[i][len(emitted) :] for i in alive}
+            if len(rests) == 1:
+                rest = rests.pop()
+                if rest:
+                    tokens = self.engine.tokenize(rest.decode("utf-8", errors="ignore"))
+                    self.stats.forced += len(tokens)
+                    self.cursor.feed(tokens)
+                return alive[0]
+            allowed: set[int] = set()
+            for i in alive:
+                rest = encoded[i][len(emitted) :]
+                for j in range(1, len(rest) + 1):
+                    token = self.vocab.by_piece.get(rest[:j])
+                    if token is not None:
+                        allowed.add(token)
+            logits = self.cursor.logits
+            assert logits is not None
+            ids = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
+            if exact and (not len(ids) or float(logits.max()) > float(logits[ids].max())):
+                return exact[0]
+            if not len(ids):
+                raise DecodeError("no token continues the allowed options")
+            best = int(ids[int(np.argmax(logits[ids]))])
+            self._step(best)
+            emitted += self.vocab.pieces[best]
+
+    # --- values ---------------------------------------------------------------------------------------------
+    def string_body(self, opening: bool = False, max_tokens: int = MAX_STRING_TOKENS) -> str:
+        """Characters up to the closing quote. With ``opening`` the first token must open the string
+        (`` "/`` is one token: a path's first character often rides with the quote), else the opening
+        quote is already in the context. The token that holds the closing quote is kept (with whatever
+        follows the quote, as ``carry``)."""
+        self.flush()
+        out = b""
+        for step in range(max_tokens):
+            logits = self.cursor.logits
+            assert logits is not None
+            allowed = self.vocab.opens if opening and step == 0 else self.vocab.printable
+            token = int(np.argmax(np.where(allowed, logits, -np.inf)))
+            piece = self.vocab.pieces[token]
+            if opening and step == 0:
+                start = piece.index(b'"') + 1
+                out_head, piece = piece[:start], piece[start:]
+                quote = _closing_quote(piece)
+                if quote >= 0:
+                    self._step(token)
+                    self.carry = piece[quote:]
+                    self._carry_undo = (logits, out_head + piece[: quote + 1])
+                    out += piece[:quote]
+                    break
+                out += piece
+                self._step(token)
+                continue
+            quote = _closing_quote(piece)
+            if quote >= 0:
+                out += piece[:quote]
+                self._step(token)
+                self.carry = piece[quote:]
+                self._carry_undo = (logits, piece[: quote + 1])
+                break
+            out += piece
+            self._step(token)
+        try:
+            return str(json.loads(b'"' + out + b'"'))
+        except ValueError:
+            return out.decode("utf-8", errors="replace")
+
+    def number(self, integer: bool) -> int | float:
+        self.flush()
+        mask = self.vocab.digits if integer else self.vocab.number
+        text = b""
+        for step in range(MAX_NUMBER_TOKENS):
+            logits = self.cursor.logits
+            assert logits is not None
+            body = np.where(mask, logits, -np.inf)
+            token = int(np.argmax(body))
+            if step > 0:
+                stop = float(np.max(np.where(self.vocab.closers, logits, -np.inf)))
+                if stop > float(body[token]):
+                    break
+            self._step(token)
+            text += self.vocab.pieces[token]
+        try:
+            return int(text) if integer or b"." not in text else float(text)
+        except ValueError:
+            digits = re.sub(rb"[^0-9]", b"", text) or b"0"
+            return int(digits)
+
+    def value(self, schema: Any, root: dict[str, Any], depth: int, quote_open: bool = False) -> Any:
+        schema = _branch(schema, root)
+        kind = _type_of(schema)
+        if quote_open:
+            return self._string()
+        if kind == "string":
+            return self._string(opening=True)
+        if kind == "enum":
+            values = schema["enum"]
+            return values[self.choose([json.dumps(v) for v in values])]
+        if kind == "const":
+            self.force(json.dumps(schema["const"]))
+            return schema["const"]
+        if kind == "boolean":
+            return self.choose(["true", "false"]) == 0
+        if kind in ("integer", "number"):
+            return self.number(kind == "integer")
+        if kind == "array":
+            return self.array(schema, root, depth)
+        if kind == "object":
+            return self.object(schema, root, depth)
+        if kind == "null":
+            self.force("null")
+            return None
+        return self._string(opening=True)
+
+    def _string(self, opening: bool = False) -> str:
+        text = self.string_body(opening)
+        if not self.carry:
+            self.force('"')
+        return text
+
+    def array(self, schema: dict[str, Any], root: dict[str, Any], depth: int) -> list[Any]:
+        items = _branch(schema.get("items") or {"type": "string"}, root)
+        kind = _type_of(items)
+        self.force("[")
+        out: list[Any] = []
+        while len(out) < MAX_ARRAY_ITEMS:
+            separator = ", " if out else ""
+            if kind == "enum":
+                values = items["enum"]
+                pick = self.choose([separator + json.dumps(v) for v in values] + ["]"])
+                if pick == len(values):
+                    return out
+                out.append(values[pick])
+                continue
+            if kind == "string":
+                if self.choose([separator + '"', "]"]) == 1:
+                    return out
+                out.append(self._string())
+                continue
+            if out and self.choose([", ", "]"]) == 1:
+                return out
+            out.append(self.value(items, root, depth + 1))
+        self.force("]")
+        return out
+
+    def object(self, schema: dict[str, Any], root: dict[str, Any], depth: int) -> dict[str, Any]:
+        props = schema.get("properties")
+        self.force("{")
+        out: dict[str, Any] = {}
+        if not isinstance(props, dict) or not props or depth > 3:
+            self.force("}")
+            return out
+        entries = [(name, _branch(prop, root)) for name, prop in props.items()]
+        required = set(schema.get("required") or [])
+        while len(out) < len(entries):
+            remaining = [(name, prop) for name, prop in entries if name not in out]
+            separator = ", " if out else ""
+            options = [
+                f"{separator}{json.dumps(name)}:" + ("" if _type_of(prop) == "string" else " ")
+                for name, prop in remaining
+            ]
+            # A required key with a closed set of values (enum, boolean) is never a guess: it must be there.
+            closable = not any(name in required and _closed(prop) for name, prop in remaining)
+            pick = self.choose(options + (["}"] if closable else []))
+            if pick == len(remaining):
+                return out
+            name, prop = remaining[pick]
+            out[name] = self.value(prop, root, depth + 1)
+        self.force("}")
+        return out
+
+
+# --- GBNF ---------------------------------------------------------------------------------------------------
+_GBNF_BASE = r"""
+ws ::= [ ]?
+string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] ){0,400} "\""
+integer ::= "-"? [0-9]{1,18}
+number ::= "-"? [0-9]{1,18} ( "." [0-9]{1,12} )?
+boolean ::= "true" | "false"
+null ::= "null"
+value ::= string | number | boolean | null | array | object
+array ::= "[" ws ( value ( "," ws value )* )? "]"
+object ::= "{" ws ( string ":" ws value ( "," ws string ":" ws value )* )? "}"
+"""
+
+
+class _Grammar:
+    def __init__(self, root: dict[str, Any]) -> None:
+        self.root = root
+        self.rules: dict[str, str] = {}
+
+    def rule(self, hint: str, body: str) -> str:
+        name = re.sub(r"[^a-zA-Z0-9-]+", "-", hint).strip("-").lower() or "r"
+        base, n = name, 1
+        while name in self.rules and self.rules[name] != body:
+            n += 1
+            name = f"{base}-{n}"
+        self.rules[name] = body
+        return name
+
+    def value(self, schema: Any, hint: str, depth: int) -> str:
+        schema = _branch(schema, self.root)
+        kind = _type_of(schema)
+        if kind == "enum":
+            return self.rule(hint, " | ".join(_gbnf_literal(json.dumps(v)) for v in schema["enum"]))
+        if kind == "const":
+            return self.rule(hint, _gbnf_literal(json.dumps(schema["const"])))
+        if kind in ("string", "integer", "number", "boolean", "null"):
+            return kind
+        if kind == "array":
+            item = self.value(schema.get("items") or {}, hint + "-item", depth + 1)
+            return self.rule(hint, f'"[" ws ( {item} ( "," ws {item} )* )? "]"')
+        if kind == "object" and depth <= 3 and isinstance(schema.get("properties"), dict):
+            return self.object(schema, hint, depth)
+        return "value"
+
+    def object(self, schema: dict[str, Any], hint: str, depth: int) -> str:
+        """Keys in schema order, each optional: ``{`` (kv_i rest_i)? ``}`` with rest_i = ("," kv_j rest_j | …)?"""
+        names = list(schema.get("properties") or {})
+        if not names:
+            return self.rule(hint, '"{" ws "}"')
+        pairs = []
+        for name in names:
+            value = self.value(schema["properties"][name], f"{hint}-{name}", depth + 1)
+            pairs.append(self.rule(f"{hint}-{name}-kv", f'{_gbnf_literal(json.dumps(name))} ":" ws {value}'))
+        rests: list[str] = [""] * len(names)
+        for i in range(len(names) - 1, -1, -1):
+            alternatives = [f'"," ws {pairs[j]} {rests[j]}' for j in range(i + 1, len(names))]
+            rests[i] = (
+                self.rule(f"{hint}-rest-{i}", " | ".join(f"( {a} )" for a in alternatives) + ' | ""')
+                if (alternatives)
+                else ""
+            )
+        first = " | ".join(f"( {pairs[i]} {rests[i]} )" for i in range(len(names)))
+        return self.rule(hint, f'"{{" ws ( {first} )? "}}"')
+
+
+def _gbnf_literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def schema_grammar(schema: dict[str, Any] | None) -> str:
+    """GBNF for the arguments object of ``schema`` (every key optional, keys in schema order)."""
+    grammar = _Grammar(schema or {})
+    top = grammar.object(schema or {}, "args", 0) if (schema or {}).get("properties") else "obj-any"
+    lines = [f"root ::= {top if top != 'obj-any' else chr(34) + '{' + chr(34) + ' ws ' + chr(34) + '}' + chr(34)}"]
+    lines += [f"{name} ::= {body}" for name, body in grammar.rules.items()]
+    return "\n".join(lines) + _GBNF_BASE

@@ -1,0 +1,233 @@
+"""The local LLM engine: one llama.cpp context, several sequences, a reused system prefix.
+
+Why the low-level API: ``llama_cpp.Llama`` always works on sequence 0 and trims the cache to what it
+last saw, so a fixed system prefix cannot stay warm while turns come and go. Here sequence 0 holds the
+prefix for the life of the process and every turn copies it (``seq_cp`` in a unified KV cache shares
+the cells, nothing is recomputed) into a work sequence and prefills only what is new: the tool's
+compressed signature, the session window and the intent.
+
+A turn holds :attr:`LlamaEngine.lock` (re-entrant, coarse): one context, one decode at a time.
+:class:`Cursor` is the only way to feed tokens, so positions and sequences cannot drift apart.
+
+``GenerationBackend`` is the seam for a remote OpenAI-compatible server (llama-server, vLLM): what
+``arguments.py`` needs from an engine is a cursor that feeds tokens and returns next-token logits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from .exceptions import NexusError
+
+PREFIX_SEQ = 0
+WORK_SEQ = 1
+
+
+class EngineError(NexusError):
+    """The model could not be loaded or a decode failed."""
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """What the engine needs; ``n_threads=1`` in tests (two OpenMP threads on a busy 2-core box crawl)."""
+
+    model_path: str
+    n_ctx: int = 4096
+    n_threads: int = 2
+    n_batch: int = 512
+    n_seq: int = 4
+
+
+class GenerationBackend(Protocol):
+    """The engine as ``arguments.py`` sees it."""
+
+    lock: threading.RLock
+
+    def tokenize(self, text: str) -> list[int]: ...
+
+    def pieces(self) -> list[bytes]: ...
+
+    def cursor(self, prefix: list[int]) -> Cursor: ...
+
+
+def _silence_llama_logs(llama_cpp: Any) -> Any:
+    """llama.cpp logs to stderr by default; keep it quiet (stdout is the stdio transport's anyway)."""
+
+    @llama_cpp.llama_log_callback
+    def _ignore(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        return None
+
+    llama_cpp.llama_log_set(_ignore, ctypes.c_void_p(0))
+    return _ignore  # keep a reference: llama.cpp holds the pointer
+
+
+class LlamaEngine:
+    """One ``llama_context`` with a warm prefix in sequence 0."""
+
+    def __init__(self, settings: EngineSettings) -> None:
+        try:
+            import llama_cpp
+        except ImportError as exc:  # pragma: no cover - a dependency of the package
+            raise EngineError("llama-cpp-python is not installed: pip install llama-cpp-python") from exc
+        path = Path(settings.model_path).expanduser()
+        if not path.is_file():
+            raise EngineError(f"model file not found: {path} (run: nexus-gateway models pull)")
+        self._ll = llama_cpp
+        self._log_callback = _silence_llama_logs(llama_cpp)
+        llama_cpp.llama_backend_init()
+        self.settings = settings
+        model_params = llama_cpp.llama_model_default_params()
+        self._model = llama_cpp.llama_model_load_from_file(str(path).encode(), model_params)
+        if not self._model:
+            raise EngineError(f"llama.cpp could not load {path}: not a GGUF model it supports")
+        self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+        params = llama_cpp.llama_context_default_params()
+        params.n_ctx = settings.n_ctx
+        params.n_batch = settings.n_batch
+        params.n_ubatch = settings.n_batch
+        params.n_seq_max = settings.n_seq
+        params.n_threads = settings.n_threads
+        params.n_threads_batch = settings.n_threads
+        params.kv_unified = True  # seq_cp shares cells instead of copying them
+        self._ctx = llama_cpp.llama_init_from_model(self._model, params)
+        if not self._ctx:
+            llama_cpp.llama_model_free(self._model)
+            raise EngineError(f"llama.cpp could not create a context of {settings.n_ctx} tokens")
+        self._memory = llama_cpp.llama_get_memory(self._ctx)
+        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
+        self._batch = llama_cpp.llama_batch_init(settings.n_batch, 0, 1)
+        self.lock = threading.RLock()
+        self._prefix: list[int] = []
+        self._pieces: list[bytes] | None = None
+        self.eos = {t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, t)}
+
+    # --- vocabulary -------------------------------------------------------------------------------------------
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text``; chat-template markers such as ``<|im_start|>`` parse as special tokens."""
+        data = text.encode()
+        size = len(data) + 16
+        while True:
+            buffer = (self._ll.llama_token * size)()
+            count = self._ll.llama_tokenize(self._vocab, data, len(data), buffer, size, False, True)
+            if count >= 0:
+                return list(buffer[:count])
+            size = -count
+
+    def pieces(self) -> list[bytes]:
+        """The byte string of every token (control tokens are empty), built once."""
+        if self._pieces is None:
+            buffer = ctypes.create_string_buffer(256)
+            table = []
+            for token in range(self.n_vocab):
+                n = self._ll.llama_token_to_piece(self._vocab, token, buffer, 256, 0, False)
+                table.append(buffer.raw[: max(n, 0)])
+            self._pieces = table
+        return self._pieces
+
+    def detokenize(self, tokens: list[int]) -> str:
+        table = self.pieces()
+        return b"".join(table[t] for t in tokens).decode("utf-8", errors="replace")
+
+    # --- sequences --------------------------------------------------------------------------------------------
+    def cursor(self, prefix: list[int]) -> Cursor:
+        """A fresh work sequence that starts with ``prefix``; the longest part of it already warm in
+        sequence 0 is shared, the rest is prefilled (and kept warm for the next turn)."""
+        with self.lock:
+            common = 0
+            for a, b in zip(self._prefix, prefix, strict=False):
+                if a != b:
+                    break
+                common += 1
+            if common < len(self._prefix):
+                self._ll.llama_memory_seq_rm(self._memory, PREFIX_SEQ, common, -1)
+                self._prefix = self._prefix[:common]
+            if common < len(prefix):
+                self._decode(prefix[common:], PREFIX_SEQ, common, want_logits=False)
+                self._prefix = list(prefix)
+            self._ll.llama_memory_seq_rm(self._memory, WORK_SEQ, -1, -1)
+            self._ll.llama_memory_seq_cp(self._memory, PREFIX_SEQ, WORK_SEQ, 0, len(prefix))
+            return Cursor(self, WORK_SEQ, len(prefix))
+
+    def cold_cursor(self) -> Cursor:
+        """A work sequence with nothing in it (the oracle's path: everything is prefilled)."""
+        with self.lock:
+            self._ll.llama_memory_seq_rm(self._memory, WORK_SEQ, -1, -1)
+            return Cursor(self, WORK_SEQ, 0)
+
+    def drop_prefix(self) -> None:
+        with self.lock:
+            self._ll.llama_memory_seq_rm(self._memory, PREFIX_SEQ, -1, -1)
+            self._prefix = []
+
+    def _decode(self, tokens: list[int], seq: int, position: int, want_logits: bool = True) -> np.ndarray | None:
+        batch = self._batch
+        step = self.settings.n_batch
+        for start in range(0, len(tokens), step):
+            chunk = tokens[start : start + step]
+            batch.n_tokens = len(chunk)
+            for i, token in enumerate(chunk):
+                batch.token[i] = token
+                batch.pos[i] = position + start + i
+                batch.n_seq_id[i] = 1
+                batch.seq_id[i][0] = seq
+                batch.logits[i] = False
+            last = start + step >= len(tokens)
+            if last and want_logits:
+                batch.logits[len(chunk) - 1] = True
+            if position + start + len(chunk) > self.settings.n_ctx:
+                raise EngineError(f"the prompt does not fit the context of {self.settings.n_ctx} tokens")
+            code = self._ll.llama_decode(self._ctx, batch)
+            if code != 0:
+                raise EngineError(f"llama_decode failed with code {code}")
+        if not want_logits:
+            return None
+        pointer = self._ll.llama_get_logits_ith(self._ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy()
+
+    def _remove(self, seq: int, start: int) -> None:
+        self._ll.llama_memory_seq_rm(self._memory, seq, start, -1)
+
+    def close(self) -> None:
+        with self.lock:
+            if self._ctx:
+                self._ll.llama_batch_free(self._batch)
+                self._ll.llama_free(self._ctx)
+                self._ll.llama_model_free(self._model)
+                self._ctx = None
+                self._model = None
+
+
+class Cursor:
+    """The end of a work sequence: feed tokens, read the next-token logits, step back."""
+
+    def __init__(self, engine: LlamaEngine, seq: int, position: int) -> None:
+        self.engine = engine
+        self.seq = seq
+        self.position = position
+        self.logits: np.ndarray | None = None
+        self.fed: list[int] = []
+
+    def feed(self, tokens: list[int]) -> np.ndarray:
+        if not tokens:
+            if self.logits is None:
+                raise EngineError("nothing fed yet")
+            return self.logits
+        logits = self.engine._decode(tokens, self.seq, self.position)
+        assert logits is not None
+        self.position += len(tokens)
+        self.fed.extend(tokens)
+        self.logits = logits
+        return logits
+
+    def rewind(self, count: int, logits: np.ndarray) -> None:
+        """Forget the last ``count`` tokens; ``logits`` are the ones that preceded them."""
+        self.position -= count
+        del self.fed[len(self.fed) - count :]
+        self.engine._remove(self.seq, self.position)
+        self.logits = logits

@@ -1,0 +1,245 @@
+"""``nexus-gateway eval args``: routed argument generation, scored against labelled arguments.
+
+For each request: route it among every tool of the registry files (the stored calibration), generate
+arguments for the routed tool when it is acceptable, and compare with the labelled arguments
+(``gold_arguments``, ``alternate_arguments`` for the other acceptable tools, or BFCL-style
+``acceptable_arguments``). Side by side, with the same model and decoder, the oracle that puts the
+tool's full JSON schema in the prompt instead of the compressed IR.
+
+Definitions (also in ``docs/benchmarks.md``):
+- per-argument accuracy: correct labelled arguments / (labelled arguments + arguments sent that the
+  label does not have); values compared after normalising types and whitespace, lists order-free,
+  ``soft_arguments`` (search strings, dates) by shared words or date prefix;
+- end to end: the same over every request, a routing error counting all its labelled arguments wrong;
+- placeholder leaks: arguments sent whose value is a placeholder or appears nowhere in the request or
+  the window (free-text fields excepted);
+- coreference: dialogue turns after the first whose labelled arguments are all right (tool given);
+- first argument token: from the start of the turn (prefix already warm for both) to the first token
+  the model chooses; prompt tokens: the tokens each turn prefills beyond the shared warm prefix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from .arguments import _PLACEHOLDER, FREE_TEXT, ArgumentGenerator, Generation
+from .engine import EngineSettings, LlamaEngine
+from .evaluation import bootstrap_median_ci, load_queries, wilson
+from .exceptions import ConfigError
+from .model_store import DEFAULT_MODEL, lookup, model_path
+from .validation import validator_for
+from .window import SessionWindow
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        return " ".join(value.split()).lower()
+    if isinstance(value, list):
+        return sorted((_normal(v) for v in value), key=repr)
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    return value
+
+
+def _soft_equal(got: Any, want: Any) -> bool:
+    if isinstance(got, str) and isinstance(want, str):
+        if _DATE.match(got) and _DATE.match(want):
+            return got[:10] == want[:10]
+        a, b = set(re.findall(r"\w+", got.lower())), set(re.findall(r"\w+", want.lower()))
+        return bool(b) and len(a & b) / len(b) >= 0.5
+    return _normal(got) == _normal(want)
+
+
+def score_arguments(got: dict[str, Any], query: dict[str, Any], tool: str) -> tuple[int, int]:
+    """(right, total) for one routed call."""
+    soft = set(query.get("soft_arguments") or [])
+    if "acceptable_arguments" in query:
+        options = query["acceptable_arguments"]
+        right = total = 0
+        for key, allowed in options.items():
+            may_omit = "" in allowed
+            if key not in got:
+                total += 0 if may_omit else 1
+                continue
+            total += 1
+            right += any(_normal(got[key]) == _normal(a) for a in allowed if a != "")
+        extra = [k for k in got if k not in options]
+        return right, total + len(extra)
+    want = (query.get("alternate_arguments") or {}).get(tool) or query.get("gold_arguments") or {}
+    right = sum(
+        1
+        for key, value in want.items()
+        if key in got and (_soft_equal(got[key], value) if key in soft else _normal(got[key]) == _normal(value))
+    )
+    extra = [k for k in got if k not in want]
+    return right, len(want) + len(extra)
+
+
+def leaks(arguments: dict[str, Any], sources: str) -> int:
+    text = " ".join(sources.lower().split())
+    count = 0
+    for key, value in arguments.items():
+        if isinstance(value, str):
+            if _PLACEHOLDER.match(value.strip()) or (
+                not FREE_TEXT.search(key.lower()) and " ".join(value.lower().split()) not in text
+            ):
+                count += 1
+        elif isinstance(value, int | float) and not isinstance(value, bool) and str(value) not in sources:
+            count += 1
+    return count
+
+
+def schema_valid(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """Valid against the schema except for required keys left out on purpose (they are asked for)."""
+    relaxed = {k: v for k, v in schema.items() if k != "required"}
+    validator = validator_for(relaxed)
+    return validator is None or validator.is_valid(arguments)
+
+
+class ArgsEvaluation:
+    def __init__(self, tools: list[Any], generator: ArgumentGenerator, router: Any | None) -> None:
+        self.tools = tools
+        self.generator = generator
+        self.router = router
+        self.by_name: dict[str, Any] = {}
+        for tool in tools:
+            self.by_name.setdefault(tool.name, tool)
+
+    def route(self, query: dict[str, Any]) -> str | None:
+        if self.router is None:
+            return str(query["gold_tool"])
+        result = self.router.route(query["query"], limit=1)
+        return None if result.chosen is None else self.tools[int(result.chosen)].name
+
+    def generate(self, tool_name: str, intent: str, window: SessionWindow | None, full: bool = False) -> Generation:
+        tool = self.by_name[tool_name]
+        return self.generator.generate(tool.name, tool.schema, tool.description, intent, window, full_schema=full)
+
+    def run(self, queries: list[dict[str, Any]], dialogues: list[dict[str, Any]], oracle: bool) -> dict[str, Any]:
+        routed_ok = right = total = right_e2e = total_e2e = 0
+        valid = placeholder = 0
+        generated = 0
+        first_ir: list[float] = []
+        first_full: list[float] = []
+        tokens_ir: list[int] = []
+        tokens_full: list[int] = []
+        for number, query in enumerate(queries, 1):
+            chosen = self.route(query)
+            accepted = set(query.get("acceptable_tools") or [query["gold_tool"]])
+            gold_size = len(query.get("gold_arguments") or query.get("acceptable_arguments") or {})
+            if chosen not in accepted or chosen is None:
+                total_e2e += gold_size
+                sys.stderr.write(f"[{number}/{len(queries)}] routed to {chosen}, not {query['gold_tool']}\n")
+                continue
+            routed_ok += 1
+            generation = self.generate(chosen, query["query"], None)
+            generated += 1
+            r, t = score_arguments(generation.arguments, query, chosen)
+            right += r
+            total += t
+            right_e2e += r
+            total_e2e += t
+            valid += schema_valid(generation.arguments, self.by_name[chosen].schema or {})
+            placeholder += leaks(generation.arguments, query["query"])
+            first_ir.append(generation.timings_ms.get("first_token", float("nan")))
+            tokens_ir.append(generation.prompt_tokens - len(self.generator.prefix_tokens))
+            if oracle:
+                full = self.generate(chosen, query["query"], None, full=True)
+                first_full.append(full.timings_ms.get("first_token", float("nan")))
+                tokens_full.append(full.prompt_tokens - len(self.generator.prefix_tokens))
+            sys.stderr.write(f"[{number}/{len(queries)}] {chosen} {r}/{t} {generation.arguments}\n")
+        coreference = self.dialogues(dialogues) if dialogues else None
+        n = len(queries)
+        ir_median = float(np.nanmedian(first_ir)) if first_ir else None
+        full_median = float(np.nanmedian(first_full)) if first_full else None
+        return {
+            "n": n,
+            "routed_accuracy": routed_ok / n if n else None,
+            "routed_accuracy_ci": wilson(routed_ok, n),
+            "argument_accuracy_routed": right / total if total else None,
+            "argument_accuracy_e2e": right_e2e / total_e2e if total_e2e else None,
+            "json_validity": 1.0 if generated else None,  # the decoder emits only the grammar's language
+            "schema_validity": valid / generated if generated else None,
+            "placeholder_leaks": placeholder,
+            "coreference_accuracy": coreference,
+            "first_arg_ms": {
+                "ir": ir_median,
+                "ir_ci": list(bootstrap_median_ci(first_ir)) if first_ir else None,
+                "full_schema": full_median,
+                "full_schema_ci": list(bootstrap_median_ci(first_full)) if first_full else None,
+                "ratio": (full_median / ir_median) if ir_median and full_median else None,
+            },
+            "prompt_tokens": {
+                "ir": float(np.median(tokens_ir)) if tokens_ir else None,
+                "full_schema": float(np.median(tokens_full)) if tokens_full else None,
+                "saving": (1 - float(np.median(tokens_ir)) / float(np.median(tokens_full)))
+                if tokens_ir and tokens_full
+                else None,
+            },
+        }
+
+    def dialogues(self, dialogues: list[dict[str, Any]]) -> float | None:
+        right = total = 0
+        for dialogue in dialogues:
+            window = SessionWindow()
+            for index, turn in enumerate(dialogue["turns"]):
+                tool = turn["gold_tool"]
+                generation = self.generate(tool, turn["query"], window)
+                if index > 0:
+                    r, t = score_arguments(generation.arguments, turn, tool)
+                    total += 1
+                    right += r == t
+                    sys.stderr.write(f"[{dialogue['id']} turn {index + 1}] {r}/{t} {generation.arguments}\n")
+                window.add(turn["query"], tool, generation.arguments, turn.get("result"))
+        return right / total if total else None
+
+
+def load_dialogues(path: str) -> list[dict[str, Any]]:
+    out = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(orjson.loads(line))
+            except orjson.JSONDecodeError as exc:
+                raise ConfigError(f"{path}:{number}: not JSON ({exc})") from exc
+    return out
+
+
+def cmd_eval_args(args: argparse.Namespace) -> int:
+    from .eval_cli import build_router, select_part
+
+    queries = select_part(load_queries(args.queries), args.part)
+    if args.limit:
+        queries = queries[: args.limit]
+    dialogues = load_dialogues(args.dialogues) if args.dialogues else []
+    path = args.model or str(model_path(lookup(DEFAULT_MODEL)))
+    engine = LlamaEngine(EngineSettings(path, n_threads=args.threads))
+    generator = ArgumentGenerator(engine)
+    generator.warm()
+    tools, router = build_router(args) if not args.gold_tool else (_load_tools(args.registry), None)
+    result = ArgsEvaluation(tools, generator, router).run(queries, dialogues, oracle=not args.no_oracle)
+    result["model"] = Path(path).name
+    sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
+    return 0
+
+
+def _load_tools(paths: list[str]) -> list[Any]:
+    from .evaluation import load_registries
+
+    return load_registries(paths)

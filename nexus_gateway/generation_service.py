@@ -1,0 +1,96 @@
+"""Keeps the local LLM for ``call(intent)``: loads it off the event loop, runs one turn at a time.
+
+The model is optional: with no GGUF (not pulled, or ``nexus.model: null``) ``call`` without arguments
+answers with the chosen tool and its signature and asks for the arguments, as before. A model file is
+checked (size and sha256 when it is a known default) before llama.cpp ever opens it.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .arguments import ArgumentGenerator, Generation
+from .engine import EngineError, EngineSettings, LlamaEngine
+from .exceptions import NexusError
+from .model_store import DEFAULT_MODEL, GGUF_MODELS, lookup, model_path, verify
+from .registry import ToolEntry
+from .window import SessionWindow
+
+logger = logging.getLogger(__name__)
+
+
+def resolve_model(setting: str | None) -> Path | None:
+    """``nexus.model``: a GGUF path, a known model name, or unset for the pulled default."""
+    if setting is None:
+        path = model_path(lookup(DEFAULT_MODEL))
+        return path if path.is_file() else None
+    if setting in GGUF_MODELS:
+        return model_path(lookup(setting))
+    return Path(setting).expanduser()
+
+
+class GenerationService:
+    def __init__(self, model: str | None, threads: int, enabled: bool = True) -> None:
+        self.model = model
+        self.threads = threads
+        self.enabled = enabled
+        self.generator: ArgumentGenerator | None = None
+        self.error: str | None = None
+        self._limiter = anyio.CapacityLimiter(1)
+        self._windows: weakref.WeakKeyDictionary[Any, SessionWindow] = weakref.WeakKeyDictionary()
+
+    @property
+    def ready(self) -> bool:
+        return self.generator is not None
+
+    def load(self) -> None:
+        """Verify and load the model, prefill the fixed prompt prefix (blocking: call from a thread)."""
+        if not self.enabled:
+            self.error = "argument generation disabled in config"
+            return
+        path = resolve_model(self.model)
+        if path is None:
+            self.error = "no local model (run: nexus-gateway models pull)"
+            logger.info("argument generation off: %s", self.error)
+            return
+        try:
+            known = next((m for m in GGUF_MODELS.values() if model_path(m).name == path.name), None)
+            if known is not None:
+                verify(path, known)
+            engine = LlamaEngine(EngineSettings(str(path), n_threads=self.threads))
+            generator = ArgumentGenerator(engine)
+            generator.warm()
+        except (NexusError, EngineError, OSError) as exc:
+            self.error = str(exc)
+            logger.warning("argument generation off: %s", exc)
+            return
+        self.generator = generator
+        logger.info("argument generation on: %s", path.name)
+
+    async def start(self) -> None:
+        await anyio.to_thread.run_sync(self.load, limiter=self._limiter)
+
+    def window(self, session: Any) -> SessionWindow:
+        """The window of one host session (forgotten with the session)."""
+        try:
+            window = self._windows.get(session)
+        except TypeError:  # not weak-referenceable: one shared window
+            session = self
+            window = self._windows.get(session)
+        if window is None:
+            window = SessionWindow()
+            self._windows[session] = window
+        return window
+
+    async def generate(self, entry: ToolEntry, intent: str, window: SessionWindow) -> Generation:
+        generator = self.generator
+        assert generator is not None
+        return await anyio.to_thread.run_sync(
+            lambda: generator.generate(entry.name, entry.input_schema, entry.description, intent, window),
+            limiter=self._limiter,
+        )

@@ -1,0 +1,119 @@
+"""The session window: the last few routed turns of one host session, kept small.
+
+Each turn is kept verbatim (intent, tool, arguments) with the bulky upstream result replaced by a
+short surrogate: the identifying fields (numbers, ids, names, titles, states, URLs, SHAs) pulled from
+the result, at most ~64 tokens. That is what lets "now open an issue there" resolve ``owner``/``repo``
+and "close it as a duplicate of the top match" find ``377`` without putting whole results in the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+SURROGATE_CHARS = 240  # ~64 tokens
+TURNS = 3
+KEY_FIELDS = (
+    "number",
+    "id",
+    "name",
+    "full_name",
+    "title",
+    "login",
+    "state",
+    "conclusion",
+    "status",
+    "sha",
+    "ref",
+    "head_branch",
+    "path",
+    "html_url",
+    "url",
+)
+MAX_ITEMS = 3
+
+
+def _scalar(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str) and value and len(value) <= 80:
+        return json.dumps(value) if (" " in value or not value.isascii()) else value
+    return None
+
+
+def _fields(record: dict[str, Any]) -> list[str]:
+    parts = []
+    for key in KEY_FIELDS:
+        text = _scalar(record.get(key))
+        if text is not None:
+            parts.append(f"{key}={text}")
+    for key, value in record.items():  # nested owner/user/repository: their login or name
+        if isinstance(value, dict):
+            inner = value.get("login") or value.get("name")
+            if isinstance(inner, str):
+                parts.append(f"{key}={inner}")
+    return parts
+
+
+def surrogate(result: Any) -> str:
+    """Identifying fields of a result, first records first, cut to about 64 tokens."""
+    if isinstance(result, str):
+        try:
+            result = json.loads(result)
+        except ValueError:
+            return " ".join(result.split())[:SURROGATE_CHARS]
+    parts: list[str] = []
+    if isinstance(result, dict):
+        parts.extend(_fields(result))
+        for key, value in result.items():
+            if isinstance(value, list) and value and isinstance(value[0], dict):
+                items = [" ".join(_fields(item)) for item in value[:MAX_ITEMS]]
+                parts.append(f"{key}: " + "; ".join(f"[{i + 1}] {text}" for i, text in enumerate(items)))
+    elif isinstance(result, list):
+        items = [" ".join(_fields(item)) for item in result[:MAX_ITEMS] if isinstance(item, dict)]
+        parts.append("; ".join(f"[{i + 1}] {text}" for i, text in enumerate(items)))
+    text = " ".join(p for p in parts if p)
+    return text[:SURROGATE_CHARS]
+
+
+@dataclass(frozen=True)
+class Turn:
+    intent: str
+    tool: str
+    arguments: dict[str, Any]
+    result: str  # the surrogate
+
+
+def _call_text(tool: str, arguments: dict[str, Any]) -> str:
+    body = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"{tool}({body})"
+
+
+class SessionWindow:
+    """The last :data:`TURNS` turns of one session."""
+
+    def __init__(self, turns: int = TURNS) -> None:
+        self.turns: deque[Turn] = deque(maxlen=turns)
+
+    def add(self, intent: str, tool: str, arguments: dict[str, Any], result: Any) -> None:
+        self.turns.append(Turn(intent, tool, dict(arguments), surrogate(result)))
+
+    def render(self) -> str:
+        """The prompt's ``Earlier:`` block (empty when the session is new)."""
+        if not self.turns:
+            return ""
+        lines = ["Earlier:"]
+        for i, turn in enumerate(self.turns, 1):
+            line = f'{i}. "{turn.intent}" → {_call_text(turn.tool, turn.arguments)}'
+            if turn.result:
+                line += f" → {turn.result}"
+            lines.append(line)
+        return "\n".join(lines)
+
+    def sources(self) -> str:
+        """Everything a generated value may be copied from, besides the intent."""
+        return "\n".join(f"{t.intent} {json.dumps(t.arguments, ensure_ascii=False)} {t.result}" for t in self.turns)

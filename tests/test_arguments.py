@@ -1,0 +1,158 @@
+"""Local argument generation on the real default model (pulled by ``.ci/run``), and ``call(intent)``
+end to end through the gateway to the real filesystem server."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import anyio
+import llama_cpp
+import pytest
+from conftest import TESTS, node_server, result_json, result_text, stdio_gateway, write_config
+from mcp import ClientSession
+
+from nexus_gateway.arguments import ArgumentGenerator, ground, split_owner_repo
+from nexus_gateway.decoding import schema_grammar
+from nexus_gateway.engine import EngineSettings, LlamaEngine
+from nexus_gateway.eval_args import schema_valid, score_arguments
+from nexus_gateway.ir import compressed_ir
+from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
+from nexus_gateway.window import SessionWindow, surrogate
+
+REGISTRY = json.loads((TESTS / "fixtures" / "local_registry.json").read_text())
+ISSUE = {
+    "type": "object",
+    "properties": {
+        "owner": {"type": "string"},
+        "repo": {"type": "string"},
+        "issue_number": {"type": "integer"},
+        "state": {"type": "string", "enum": ["open", "closed"]},
+        "page": {"type": "integer"},
+    },
+    "required": ["owner", "repo", "issue_number"],
+}
+
+
+@pytest.fixture(scope="module")
+def generator() -> Iterator[ArgumentGenerator]:
+    engine = LlamaEngine(EngineSettings(str(model_path(lookup(DEFAULT_MODEL))), n_threads=1, n_ctx=4096))
+    yield ArgumentGenerator(engine)
+    engine.close()
+
+
+def test_compressed_ir_covers_enums_arrays_nested_refs_and_unions() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"Ref": {"type": "object", "properties": {"branch": {"type": "string"}, "sha": {"type": "string"}}}},
+        "properties": {
+            "state": {"type": "string", "enum": ["open", "closed"]},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "head": {"$ref": "#/$defs/Ref"},
+            "due": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "perPage": {"type": "integer"},
+            "name": {"type": "string"},
+        },
+        "required": ["name"],
+    }
+    ir = compressed_ir("make_thing", schema, "Make a thing in a place. Long details follow here.")
+    assert ir == (
+        'make_thing(state?: "open"|"closed", labels?: str[], head?: {branch?: str, sha?: str}, due?: str, '
+        "name: str) — Make a thing in a place"
+    )
+
+
+def test_grammar_compiles_for_every_registry_schema() -> None:
+    for tool in REGISTRY:
+        grammar = schema_grammar(tool["inputSchema"])
+        assert llama_cpp.LlamaGrammar.from_string(grammar, verbose=False) is not None, tool["name"]
+
+
+def test_grounding_drops_what_the_request_does_not_say() -> None:
+    raw = {"owner": "octo-org", "repo": "<repo>", "issue_number": 412, "page": 1, "state": "closed"}
+    kept, dropped = ground(raw, ISSUE, "what's issue 412 in octo-org/app about?")
+    assert kept == {"owner": "octo-org", "issue_number": 412}
+    assert set(dropped) == {"repo", "page", "state"}
+    assert split_owner_repo({"owner": "octo-org/app", "repo": "x"}, ISSUE) == {"owner": "octo-org", "repo": "app"}
+
+
+def test_surrogate_keeps_identifiers_and_stays_short() -> None:
+    result = {
+        "candidates": [
+            {"number": 377, "title": "UI hangs on big photo upload", "body": "x" * 5000, "similarity": 0.93},
+            {"number": 120, "title": "Slow gallery scrolling", "state": "closed"},
+        ]
+    }
+    text = surrogate(json.dumps(result))
+    assert "number=377" in text and "number=120" in text and len(text) <= 240 and "xxxx" not in text
+
+
+def test_generation_fills_stated_arguments_and_leaves_out_the_rest(generator: ArgumentGenerator) -> None:
+    done = generator.generate("issue_read", ISSUE, "Get an issue", "what's issue 412 in octo-org/app about?")
+    assert done.arguments == {"owner": "octo-org", "repo": "app", "issue_number": 412}
+    assert not done.missing and done.prompt_tokens > 0 and done.forced_tokens > 0
+    asked = generator.generate("issue_read", ISSUE, "Get an issue", "please close issue 9")
+    assert "owner" in asked.missing and "owner" not in asked.arguments
+
+
+def test_session_window_resolves_a_reference_to_the_previous_turn(generator: ArgumentGenerator) -> None:
+    window = SessionWindow()
+    window.add(
+        "what's issue 412 in octo-org/app about?",
+        "issue_read",
+        {"owner": "octo-org", "repo": "app", "issue_number": 412},
+        {"number": 412, "title": "App freezes when uploading large images", "state": "open"},
+    )
+    done = generator.generate("issue_read", ISSUE, "Get an issue", "now close it", window)
+    assert score_arguments(done.arguments, {"gold_arguments": {"owner": "octo-org", "repo": "app"}}, "x")[0] == 2
+
+
+def test_output_is_always_schema_valid_on_random_registry_schemas(generator: ArgumentGenerator) -> None:
+    rng = random.Random(7)
+    tools = rng.sample([t for t in REGISTRY if (t["inputSchema"] or {}).get("properties")], 6)
+    for tool in tools:
+        intent = f"use {tool['name']} on /tmp/demo.txt with the value 42 and the name alpha"
+        done = generator.generate(tool["name"], tool["inputSchema"], tool["description"], intent)
+        assert schema_valid(done.raw, tool["inputSchema"]), (tool["name"], done.raw)
+        assert schema_valid(done.arguments, tool["inputSchema"]), (tool["name"], done.arguments)
+
+
+@pytest.fixture(scope="module")
+async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[ClientSession, Path]]:
+    workdir = tmp_path_factory.mktemp("generated")
+    files = workdir / "files"
+    files.mkdir()
+    (files / "shopping.txt").write_text("oat milk, lemons\n")
+    servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
+    config = write_config(workdir / "config.json", servers, routing={"calibration": None}, model_threads=1)
+    async with stdio_gateway(config, workdir / "cache") as session:
+        yield session, files
+
+
+@pytest.mark.anyio
+async def test_call_intent_generates_arguments_and_forwards(gateway: tuple[ClientSession, Path]) -> None:
+    session, files = gateway
+    intent = f"read the text file {files / 'shopping.txt'}"
+    result = None
+    with anyio.fail_after(240):
+        while True:  # the model loads in the background; until then `call` asks for arguments
+            result = await session.call_tool("call", {"intent": intent})
+            if result.is_error or "needs_arguments" not in result_text(result):
+                break
+            await anyio.sleep(2)
+    assert not result.is_error, result_text(result)
+    assert "oat milk, lemons" in result_text(result)
+    trace = (result.meta or {}).get("io.nexus-gateway/trace")
+    assert trace["tool"].startswith("filesystem__read") and trace["arguments"]["path"] == str(files / "shopping.txt")
+    assert trace["generation"]["prompt_tokens"] > 0 and "first_token" in trace["generation"]["ms"]
+
+
+@pytest.mark.anyio
+async def test_call_intent_missing_required_value_is_asked_not_invented(
+    gateway: tuple[ClientSession, Path],
+) -> None:
+    session, _ = gateway
+    answer = result_json(await session.call_tool("call", {"intent": "write a new file saying hello"}))
+    assert answer["status"] == "needs_arguments" and "path" in answer["missing"]
