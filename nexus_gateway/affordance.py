@@ -14,8 +14,8 @@ from typing import Any
 
 SLOT_KINDS = ("repo", "number", "url", "path")
 
-_URL = re.compile(r"https?://\S+")
-_REPO = re.compile(r"(?<![\w/.:-])[A-Za-z0-9][\w.-]*/[\w.-]*[A-Za-z0-9](?![\w/])")
+URL_PATTERN = re.compile(r"https?://\S+")
+REPO_PATTERN = re.compile(r"(?<![\w/.:-])[A-Za-z0-9][\w.-]*/[\w.-]*[A-Za-z0-9](?![\w/])")
 _NUMBER = re.compile(r"(?:#|\b)\d+\b")
 _PATH = re.compile(r"(?:^|\s)[\w./-]*\w\.\w{1,5}\b")
 
@@ -23,10 +23,10 @@ _PATH = re.compile(r"(?:^|\s)[\w./-]*\w\.\w{1,5}\b")
 def query_slots(text: str) -> frozenset[str]:
     """The slot kinds a request mentions."""
     found = set()
-    if _URL.search(text):
+    if URL_PATTERN.search(text):
         found.add("url")
-    rest = _URL.sub(" ", text)
-    if _REPO.search(rest):
+    rest = URL_PATTERN.sub(" ", text)
+    if REPO_PATTERN.search(rest):
         found.add("repo")
     if _NUMBER.search(rest):
         found.add("number")

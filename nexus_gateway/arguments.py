@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .affordance import REPO_PATTERN, URL_PATTERN
 from .decoding import SchemaDecoder, Vocabulary
 from .engine import LlamaEngine
 from .ir import compressed_ir
@@ -82,6 +83,22 @@ def turn_text(tool_text: str, intent: str, window: str) -> str:
     return f"{head}Tool: {tool_text}\nRequest: {intent}<|im_end|>\n<|im_start|>assistant\n"
 
 
+CHOOSER_SYSTEM = (
+    "You pick the one tool that does what the user asks. Read each tool's name and what it does, then "
+    "answer with the tool's name only."
+)
+
+
+def chooser_prefix() -> str:
+    return chat("system", CHOOSER_SYSTEM) + "<|im_start|>user\n"
+
+
+@dataclass
+class Choice:
+    index: int
+    ms: float
+
+
 @dataclass
 class Generation:
     """A generated call: what was decoded, what survived grounding, what is still missing."""
@@ -113,11 +130,26 @@ class ArgumentGenerator:
         self.engine = engine
         self.vocabulary = Vocabulary(engine)
         self.prefix_tokens = engine.tokenize(system_prefix())
+        self.chooser_tokens = engine.tokenize(chooser_prefix())
 
     def warm(self) -> None:
         """Prefill the fixed prefix now instead of on the first call."""
         with self.engine.lock:
             self.engine.cursor(self.prefix_tokens)
+            self.engine.cursor(self.chooser_tokens, slot=1)
+
+    def choose_tool(self, intent: str, candidates: list[tuple[str, str]]) -> Choice:
+        """Let the model pick among close candidates ``(name, compressed IR)``, under a constraint to
+        their names (a trie: the first tokens that tell them apart decide, the rest is fed)."""
+        lines = "\n".join(f"- {name}: {ir}" for name, ir in candidates)
+        text = f"Tools:\n{lines}\nRequest: {intent}<|im_end|>\n<|im_start|>assistant\n"
+        started = time.perf_counter()
+        with self.engine.lock:
+            cursor = self.engine.cursor(self.chooser_tokens, slot=1)
+            cursor.feed(self.engine.tokenize(text))
+            decoder = SchemaDecoder(self.engine, self.vocabulary, cursor)
+            index = decoder.choose([name for name, _ in candidates])
+        return Choice(index, (time.perf_counter() - started) * 1000)
 
     def generate(
         self,
@@ -152,6 +184,7 @@ class ArgumentGenerator:
         sources = intent + "\n" + (window.sources() if window else "")
         arguments, dropped = ground(raw, schema, sources)
         arguments = split_owner_repo(arguments, schema)
+        arguments = anchor_repository(arguments, schema, intent)
         required = [k for k in schema.get("required") or [] if k not in arguments]
         return Generation(
             arguments,
@@ -178,7 +211,11 @@ class _Sources:
     def __init__(self, text: str) -> None:
         self.text = _normal(text)
         self.words = _words(text)
-        self.numbers = set(re.findall(r"\d+(?:\.\d+)?", text))
+        numbers = re.findall(r"\d+(?:\.\d+)?", text)
+        self.numbers = set(numbers)
+        self.number_counts: dict[str, int] = {}
+        for number in numbers:
+            self.number_counts[number] = self.number_counts.get(number, 0) + 1
 
 
 def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sources: _Sources) -> bool:
@@ -204,16 +241,37 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
     return True
 
 
+def _first_use(value: Any, sources: _Sources, used: dict[str, int]) -> bool:
+    """A number the sources state once fills one argument, not two (the 0.5B model repeats an id into
+    every numeric slot)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return True
+    text = str(value)
+    used[text] = used.get(text, 0) + 1
+    return used[text] <= max(sources.number_counts.get(text, 1), 1)
+
+
+def tidy(value: Any, name: str) -> Any:
+    """Trailing sentence punctuation is not part of an identifier (``ivan-p.`` → ``ivan-p``)."""
+    if isinstance(value, str) and not FREE_TEXT.search(name.lower()):
+        return value.rstrip(".,;:!?")
+    if isinstance(value, list):
+        return [tidy(v, name) for v in value]
+    return value
+
+
 def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
     """Keep the values the request or window supply; return them and the names of the dropped ones."""
     sources = _Sources(text)
     dropped: list[str] = []
+    used_numbers: dict[str, int] = {}
 
     def walk(value: dict[str, Any], node: dict[str, Any], path: str) -> dict[str, Any]:
         props = node.get("properties") or {}
         required = set(node.get("required") or [])
         kept: dict[str, Any] = {}
         for key, item in value.items():
+            item = tidy(item, key)
             prop = _resolve(props.get(key) or {}, schema)
             where = f"{path}{key}"
             if isinstance(item, dict):
@@ -229,13 +287,39 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
                     kept[key] = items
                 else:
                     dropped.append(where)
-            elif _grounded(item, prop, key, key in required, sources):
+            elif _grounded(item, prop, key, key in required, sources) and _first_use(item, sources, used_numbers):
                 kept[key] = item
             else:
                 dropped.append(where)
         return kept
 
     return walk(raw, schema, ""), dropped
+
+
+_REPO_URL = re.compile(r"https?://[\w.-]+/([\w.-]+)/([\w.-]+)")
+
+
+def repositories(text: str) -> list[tuple[str, str]]:
+    """``owner/repo`` pairs a request names, in order: from URLs, then bare ``owner/repo`` shapes."""
+    found = [(m.group(1), m.group(2).removesuffix(".git")) for m in _REPO_URL.finditer(text)]
+    for match in REPO_PATTERN.finditer(URL_PATTERN.sub(" ", text)):
+        owner, _, repo = match.group(0).partition("/")
+        found.append((owner, repo.rstrip(".")))
+    return list(dict.fromkeys(found))
+
+
+def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """Entity pre-extraction for ``owner``/``repo`` schemas: when the request names ``owner/repo``
+    pairs and the model's pair is none of them, the first one the request names wins (the 0.5B model
+    swaps the halves or takes a branch name; an explicit ``a/b`` in the request is the better witness)."""
+    props = schema.get("properties") or {}
+    if "owner" not in props or "repo" not in props:
+        return arguments
+    pairs = repositories(intent)
+    if not pairs or (arguments.get("owner"), arguments.get("repo")) in pairs:
+        return arguments
+    owner, repo = pairs[0]
+    return {**arguments, "owner": owner, "repo": repo}
 
 
 def split_owner_repo(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

@@ -81,6 +81,7 @@ class GatewaySettings:
     model: str | None = None  # GGUF path or known name for `call(intent)`; None: the pulled default
     model_threads: int = 2
     generate: bool = True  # generate arguments locally when `call` gets none
+    judge: bool = False  # let the local LLM pick among close candidates (measured: docs/routing.md)
 
 
 @dataclass(frozen=True)
@@ -236,13 +237,15 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     threads = raw.get("model_threads", defaults.model_threads)
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ConfigError(f"nexus.model_threads: must be a positive integer, got {threads!r}")
-    generate = raw.get("generate", True)
-    if not isinstance(generate, bool):
-        raise ConfigError(f"nexus.generate: must be true or false, got {generate!r}")
+    generate, judge = raw.get("generate", True), raw.get("judge", False)
+    for key, flag in (("generate", generate), ("judge", judge)):
+        if not isinstance(flag, bool):
+            raise ConfigError(f"nexus.{key}: must be true or false, got {flag!r}")
     return GatewaySettings(
         model=expand_vars(model, "nexus.model", env) if model else None,
         model_threads=threads,
         generate=generate,
+        judge=judge,
         routing=_parse_routing(raw.get("routing", {})),
         call_timeout=positive("call_timeout"),
         connect_timeout=positive("connect_timeout"),

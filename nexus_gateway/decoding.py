@@ -328,7 +328,10 @@ class SchemaDecoder:
             if kind == "string":
                 if self.choose([separator + '"', "]"]) == 1:
                     return out
-                out.append(self._string())
+                item = self._string()
+                if item in out:  # a repeated item: the model is looping, the list is over
+                    break
+                out.append(item)
                 continue
             if out and self.choose([", ", "]"]) == 1:
                 return out

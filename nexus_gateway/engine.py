@@ -6,6 +6,8 @@ prefix for the life of the process and every turn copies it (``seq_cp`` in a uni
 the cells, nothing is recomputed) into a work sequence and prefills only what is new: the tool's
 compressed signature, the session window and the intent.
 
+A second warm prefix (sequence 2) serves the tool choice among close candidates.
+
 A turn holds :attr:`LlamaEngine.lock` (re-entrant, coarse): one context, one decode at a time.
 :class:`Cursor` is the only way to feed tokens, so positions and sequences cannot drift apart.
 
@@ -25,8 +27,8 @@ import numpy as np
 
 from .exceptions import NexusError
 
-PREFIX_SEQ = 0
 WORK_SEQ = 1
+PREFIX_SEQS = (0, 2)  # warm prefixes: argument generation, tool choice
 
 
 class EngineError(NexusError):
@@ -103,7 +105,7 @@ class LlamaEngine:
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
         self._batch = llama_cpp.llama_batch_init(settings.n_batch, 0, 1)
         self.lock = threading.RLock()
-        self._prefix: list[int] = []
+        self._prefixes: dict[int, list[int]] = {seq: [] for seq in PREFIX_SEQS}
         self._pieces: list[bytes] | None = None
         self.eos = {t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, t)}
 
@@ -135,23 +137,25 @@ class LlamaEngine:
         return b"".join(table[t] for t in tokens).decode("utf-8", errors="replace")
 
     # --- sequences --------------------------------------------------------------------------------------------
-    def cursor(self, prefix: list[int]) -> Cursor:
+    def cursor(self, prefix: list[int], slot: int = 0) -> Cursor:
         """A fresh work sequence that starts with ``prefix``; the longest part of it already warm in
-        sequence 0 is shared, the rest is prefilled (and kept warm for the next turn)."""
+        prefix sequence ``slot`` is shared, the rest is prefilled (and kept warm for the next turn)."""
+        seq = PREFIX_SEQS[slot]
         with self.lock:
+            warm = self._prefixes[seq]
             common = 0
-            for a, b in zip(self._prefix, prefix, strict=False):
+            for a, b in zip(warm, prefix, strict=False):
                 if a != b:
                     break
                 common += 1
-            if common < len(self._prefix):
-                self._ll.llama_memory_seq_rm(self._memory, PREFIX_SEQ, common, -1)
-                self._prefix = self._prefix[:common]
+            if common < len(warm):
+                self._ll.llama_memory_seq_rm(self._memory, seq, common, -1)
+                self._prefixes[seq] = warm[:common]
             if common < len(prefix):
-                self._decode(prefix[common:], PREFIX_SEQ, common, want_logits=False)
-                self._prefix = list(prefix)
+                self._decode(prefix[common:], seq, common, want_logits=False)
+                self._prefixes[seq] = list(prefix)
             self._ll.llama_memory_seq_rm(self._memory, WORK_SEQ, -1, -1)
-            self._ll.llama_memory_seq_cp(self._memory, PREFIX_SEQ, WORK_SEQ, 0, len(prefix))
+            self._ll.llama_memory_seq_cp(self._memory, seq, WORK_SEQ, 0, len(prefix))
             return Cursor(self, WORK_SEQ, len(prefix))
 
     def cold_cursor(self) -> Cursor:
@@ -160,10 +164,11 @@ class LlamaEngine:
             self._ll.llama_memory_seq_rm(self._memory, WORK_SEQ, -1, -1)
             return Cursor(self, WORK_SEQ, 0)
 
-    def drop_prefix(self) -> None:
+    def drop_prefixes(self) -> None:
         with self.lock:
-            self._ll.llama_memory_seq_rm(self._memory, PREFIX_SEQ, -1, -1)
-            self._prefix = []
+            for seq in PREFIX_SEQS:
+                self._ll.llama_memory_seq_rm(self._memory, seq, -1, -1)
+                self._prefixes[seq] = []
 
     def _decode(self, tokens: list[int], seq: int, position: int, want_logits: bool = True) -> np.ndarray | None:
         batch = self._batch

@@ -33,7 +33,7 @@ from .arguments import _PLACEHOLDER, FREE_TEXT, ArgumentGenerator, Generation
 from .engine import EngineSettings, LlamaEngine
 from .evaluation import bootstrap_median_ci, load_queries, wilson
 from .exceptions import ConfigError
-from .model_store import DEFAULT_MODEL, lookup, model_path
+from .generation_service import resolve_model
 from .validation import validator_for
 from .window import SessionWindow
 
@@ -88,10 +88,17 @@ def score_arguments(got: dict[str, Any], query: dict[str, Any], tool: str) -> tu
     return right, len(want) + len(extra)
 
 
-def leaks(arguments: dict[str, Any], sources: str) -> int:
+def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> int:
+    """Values sent that the request does not contain: placeholders, example values, invented ids.
+    Closed-set values (enums) and dates (normalised by the model) are not counted."""
     text = " ".join(sources.lower().split())
+    props = schema.get("properties") or {}
     count = 0
     for key, value in arguments.items():
+        found = props.get(key)
+        prop: dict[str, Any] = found if isinstance(found, dict) else {}
+        if isinstance(prop.get("enum"), list) or (isinstance(value, str) and _DATE.match(value)):
+            continue
         if isinstance(value, str):
             if _PLACEHOLDER.match(value.strip()) or (
                 not FREE_TEXT.search(key.lower()) and " ".join(value.lower().split()) not in text
@@ -153,7 +160,10 @@ class ArgsEvaluation:
             right_e2e += r
             total_e2e += t
             valid += schema_valid(generation.arguments, self.by_name[chosen].schema or {})
-            placeholder += leaks(generation.arguments, query["query"])
+            schema = self.by_name[chosen].schema or {}
+            placeholder += leaks(generation.arguments, schema, query["query"])
+            if not schema_valid(generation.arguments, schema):
+                sys.stderr.write(f"schema-invalid: {chosen} {generation.arguments}\n")
             first_ir.append(generation.timings_ms.get("first_token", float("nan")))
             tokens_ir.append(generation.prompt_tokens - len(self.generator.prefix_tokens))
             if oracle:
@@ -225,7 +235,10 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
     if args.limit:
         queries = queries[: args.limit]
     dialogues = load_dialogues(args.dialogues) if args.dialogues else []
-    path = args.model or str(model_path(lookup(DEFAULT_MODEL)))
+    resolved = resolve_model(args.model)
+    if resolved is None or not resolved.is_file():
+        raise ConfigError(f"--model: no model file at {resolved or 'the default path'} (nexus-gateway models pull)")
+    path = str(resolved)
     engine = LlamaEngine(EngineSettings(path, n_threads=args.threads))
     generator = ArgumentGenerator(engine)
     generator.warm()

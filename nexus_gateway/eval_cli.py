@@ -243,7 +243,7 @@ def register(commands: Any) -> None:
     )
     add_model_arguments(arguments)
     arguments.add_argument("--dialogues", metavar="FILE.jsonl", help="multi-turn dialogues (coreference)")
-    arguments.add_argument("--model", metavar="GGUF", help="default: the pulled default model")
+    arguments.add_argument("--model", metavar="GGUF", help="a GGUF path or a model name (default: the pulled default)")
     arguments.add_argument("--limit", type=int, default=0, help="only the first N requests")
     arguments.add_argument("--gold-tool", action="store_true", help="skip routing: generate for the labelled tool")
     arguments.add_argument("--no-oracle", action="store_true", help="skip the full-schema oracle")

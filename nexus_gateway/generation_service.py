@@ -17,6 +17,7 @@ import anyio
 from .arguments import ArgumentGenerator, Generation
 from .engine import EngineError, EngineSettings, LlamaEngine
 from .exceptions import NexusError
+from .ir import compressed_ir
 from .model_store import DEFAULT_MODEL, GGUF_MODELS, lookup, model_path, verify
 from .registry import ToolEntry
 from .window import SessionWindow
@@ -86,6 +87,16 @@ class GenerationService:
             window = SessionWindow()
             self._windows[session] = window
         return window
+
+    async def choose(self, entries: list[ToolEntry], intent: str) -> tuple[ToolEntry, float]:
+        """The model's pick among close candidates (constrained to their names) and its time in ms."""
+        generator = self.generator
+        assert generator is not None
+        candidates = [(e.id, compressed_ir(e.name, e.input_schema, e.description)) for e in entries]  # ids: unique
+        choice = await anyio.to_thread.run_sync(
+            lambda: generator.choose_tool(intent, candidates), limiter=self._limiter
+        )
+        return entries[choice.index], choice.ms
 
     async def generate(self, entry: ToolEntry, intent: str, window: SessionWindow) -> Generation:
         generator = self.generator

@@ -1,9 +1,10 @@
 """The compressed IR: a tool's JSON schema as the one dense line the local model reads.
 
-``create_repository(name: str, private?: bool, description?: str) — Create a repository``
+``create_repository(name, private?: bool, description?) — Create a repository``
 
 It differs from ``signature.py`` (what the host reads in search results) in being tuned for the model's
-prompt, where every token is paid for on every call: short type names, at most a few enum values,
+prompt, where every token is paid for on every call: strings untyped (the commonest type; the grammar
+enforces every type anyway), short names for the others, at most a few enum values,
 pagination parameters left out (a request rarely states them; the grammar still admits them), nested
 objects flattened one level and summarised beyond, ``$ref`` followed, ``oneOf``/``anyOf`` as unions,
 and the description cut to its first few words. Lengths over the GitHub registry are in
@@ -73,7 +74,8 @@ def ir_params(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> s
         if name not in required and name.lower() in PAGINATION:
             continue
         mark = "" if name in required else "?"
-        parts.append(f"{name}{mark}: {ir_type(prop, root, depth)}")
+        kind = ir_type(prop, root, depth)
+        parts.append(f"{name}{mark}" if kind == "str" else f"{name}{mark}: {kind}")
     return ", ".join(parts)
 
 

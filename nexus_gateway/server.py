@@ -104,6 +104,9 @@ SURFACE = (SEARCH_TOOLS, DESCRIBE_TOOL, CALL_TOOL, CALL_INTENT)
 TRACE_KEY = "io.nexus-gateway/trace"
 
 
+JUDGE_CANDIDATES = 3
+
+
 def _result_text(result: dict[str, Any]) -> Any:
     """What the session window keeps of a result: its structured content, else its text."""
     if isinstance(result.get("structuredContent"), dict):
@@ -254,6 +257,15 @@ class HostSurface:
                 }
             )
         entry = self.gateway.describe(result.chosen)
+        if (
+            arguments is None
+            and self.gateway.settings.judge
+            and self.gateway.generation.ready
+            and result.margin < self.gateway.routing.calibration.tau
+        ):
+            close = [self.gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]]
+            entry, judge_ms = await self.gateway.generation.choose(close, intent)
+            trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
         generation = None
         window = self.gateway.generation.window(getattr(ctx, "session", None))
         if arguments is None and self.gateway.generation.ready:

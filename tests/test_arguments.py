@@ -13,11 +13,13 @@ import llama_cpp
 import pytest
 from conftest import TESTS, node_server, result_json, result_text, stdio_gateway, write_config
 from mcp import ClientSession
+from mcp.types import CallToolResult
 
 from nexus_gateway.arguments import ArgumentGenerator, ground, split_owner_repo
 from nexus_gateway.decoding import schema_grammar
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import schema_valid, score_arguments
+from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.ir import compressed_ir
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.window import SessionWindow, surrogate
@@ -59,8 +61,8 @@ def test_compressed_ir_covers_enums_arrays_nested_refs_and_unions() -> None:
     }
     ir = compressed_ir("make_thing", schema, "Make a thing in a place. Long details follow here.")
     assert ir == (
-        'make_thing(state?: "open"|"closed", labels?: str[], head?: {branch?: str, sha?: str}, due?: str, '
-        "name: str) — Make a thing in a place"
+        'make_thing(state?: "open"|"closed", labels?: str[], head?: {branch?, sha?}, due?, name) — Make a thing '
+        "in a place"
     )
 
 
@@ -109,6 +111,16 @@ def test_session_window_resolves_a_reference_to_the_previous_turn(generator: Arg
     assert score_arguments(done.arguments, {"gold_arguments": {"owner": "octo-org", "repo": "app"}}, "x")[0] == 2
 
 
+def test_choice_among_close_candidates_is_one_of_their_names(generator: ArgumentGenerator) -> None:
+    candidates = [
+        ("time__convert_time", "convert_time(source_timezone, time, target_timezone) — Convert time between timezones"),
+        ("time__get_current_time", "get_current_time(timezone) — Get current time in a specific timezone"),
+        ("memory__read_graph", "read_graph() — Read the entire knowledge graph"),
+    ]
+    choice = generator.choose_tool("what time is it right now in Tokyo?", candidates)
+    assert choice.index == 1 and choice.ms > 0
+
+
 def test_output_is_always_schema_valid_on_random_registry_schemas(generator: ArgumentGenerator) -> None:
     rng = random.Random(7)
     tools = rng.sample([t for t in REGISTRY if (t["inputSchema"] or {}).get("properties")], 6)
@@ -131,17 +143,22 @@ async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tup
         yield session, files
 
 
+async def call_when_generating(session: ClientSession, intent: str) -> CallToolResult:
+    """The model loads in the background; until then `call` asks for arguments without trying."""
+    with anyio.fail_after(240):
+        while True:
+            result = await session.call_tool("call", {"intent": intent})
+            if result.is_error or "needs_arguments" not in result_text(result):
+                return result
+            if "generation" in result_json(result)["trace"]:
+                return result
+            await anyio.sleep(2)
+
+
 @pytest.mark.anyio
 async def test_call_intent_generates_arguments_and_forwards(gateway: tuple[ClientSession, Path]) -> None:
     session, files = gateway
-    intent = f"read the text file {files / 'shopping.txt'}"
-    result = None
-    with anyio.fail_after(240):
-        while True:  # the model loads in the background; until then `call` asks for arguments
-            result = await session.call_tool("call", {"intent": intent})
-            if result.is_error or "needs_arguments" not in result_text(result):
-                break
-            await anyio.sleep(2)
+    result = await call_when_generating(session, f"read the text file {files / 'shopping.txt'}")
     assert not result.is_error, result_text(result)
     assert "oat milk, lemons" in result_text(result)
     trace = (result.meta or {}).get("io.nexus-gateway/trace")
@@ -154,5 +171,14 @@ async def test_call_intent_missing_required_value_is_asked_not_invented(
     gateway: tuple[ClientSession, Path],
 ) -> None:
     session, _ = gateway
-    answer = result_json(await session.call_tool("call", {"intent": "write a new file saying hello"}))
+    answer = result_json(await call_when_generating(session, "write a new file saying hello"))
     assert answer["status"] == "needs_arguments" and "path" in answer["missing"]
+
+
+def test_a_corrupted_model_file_is_refused_before_llama_cpp_opens_it(tmp_path: Path) -> None:
+    default = model_path(lookup(DEFAULT_MODEL))
+    corrupt = tmp_path / default.name
+    corrupt.write_bytes(default.read_bytes()[: 1 << 20])
+    service = GenerationService(str(corrupt), threads=1)
+    service.load()
+    assert not service.ready and service.error and "models pull" in service.error

@@ -1,75 +1,84 @@
-"""Experiment (not part of the product yet): let a local LLM choose among the router's top-K under a
-grammar that only admits the candidates' names, on the odd half of the GitHub dev queries.
+"""Experiment: the local LLM choosing among the router's top-K under a name constraint (a trie over
+the candidates' names, `ArgumentGenerator.choose_tool`), on the odd half of the GitHub dev queries.
 
-Needs llama-cpp-python and a GGUF (issue 4 adds both to the package):
-    python bench/experiments/llm_choice.py MODEL.gguf [K] [N]
-Results so far are in docs/routing.md ("What did not help").
+    python bench/experiments/llm_choice.py [--model GGUF] [--k 3] [--size 250] [--all]
+
+Without ``--all`` the model decides only where the gate would escalate (margin < calibrated τ).
+Results are in docs/routing.md ("What did not help").
 """
 
-import json
+from __future__ import annotations
+
+import argparse
 import sys
 import time
 from pathlib import Path
 
-from llama_cpp import Llama, LlamaGrammar
-
+from nexus_gateway.arguments import ArgumentGenerator
 from nexus_gateway.cache import RegistryCache
 from nexus_gateway.calibration import load_calibration
 from nexus_gateway.embedder import Embedder
+from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.evaluation import (
     RoutingEvaluation,
     embed_queries,
     embed_tools,
     load_queries,
     load_registries,
+    wilson,
 )
-from nexus_gateway.signature import signature
+from nexus_gateway.ir import compressed_ir
+from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.vectors import VectorStore
 
-S = str(Path(__file__).resolve().parents[3] / "shared" / "data") + "/"
-MODEL = sys.argv[1]
-K = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-N = int(sys.argv[3]) if len(sys.argv) > 3 else 250
-regs = [S + "registries/github-mcp.json", S + "registries/mcp-pool.json"]
-tools = load_registries(regs)
-qs = load_queries(S + "queries/github-dev.jsonl")[1::2]
-E = Embedder()
-cache = RegistryCache()
-V = embed_tools(tools, E, VectorStore(cache, E.model_tag))
-cal = load_calibration(cache, regs, E.model_tag)
-ev = RoutingEvaluation(tools, E, V, cal, None)
-QV = embed_queries(E, qs)
-llm = Llama(MODEL, n_ctx=4096, n_threads=2, verbose=False)
-ok_r = ok_l = ok_any = ok_g = 0
-t_total = 0
-gated = 0
-for q, v in zip(qs, QV, strict=True):
-    reg, acc = ev.protocol.registry(q, N)
-    res = ev.router(reg).route_vector(q["query"], v, limit=K, allow_rerank=False)
-    cands = [int(c.id) for c in res.candidates[:K]]
-    ok_r += cands[0] in acc
-    ok_any += any(c in acc for c in cands)
-    names = [f"{tools[c].server.split('/')[-1]}.{tools[c].name}" for c in cands]
-    lines = "\n".join(
-        f"- {n}: {signature(tools[c].name, tools[c].schema, tools[c].description)[:220]}"
-        for n, c in zip(names, cands, strict=True)
-    )
-    sysmsg = "You pick the single tool that best serves the user's request. Answer with the tool name only."
-    user = f"Tools:\n{lines}\n\nRequest: {q['query']}\nTool:"
-    prompt = f"<|im_start|>system\n{sysmsg}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
-    gram = "root ::= " + " | ".join(json.dumps(n) for n in names)
-    g = LlamaGrammar.from_string(gram, verbose=False)
-    t = time.perf_counter()
-    out = llm(prompt, grammar=g, max_tokens=32, temperature=0.0)["choices"][0]["text"].strip()
-    t_total += time.perf_counter() - t
-    pick = cands[names.index(out)] if out in names else cands[0]
-    ok_l += pick in acc
-    if res.margin < cal.tau:
-        gated += 1
-        ok_g += pick in acc
-    else:
-        ok_g += cands[0] in acc
-n = len(qs)
-summary = f"N={N} K={K} n={n}: router top1 {ok_r / n:.3f}, LLM choice {ok_l / n:.3f}, "
-summary += f"gated LLM {ok_g / n:.3f} ({gated} gated), oracle@K {ok_any / n:.3f}, {t_total / n * 1000:.0f} ms/decision"
-print(summary)
+S = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default=str(model_path(lookup(DEFAULT_MODEL))))
+    parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--size", type=int, default=250)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--all", action="store_true", help="let the model decide every request")
+    args = parser.parse_args()
+    registries = [str(S / "registries/github-mcp.json"), str(S / "registries/mcp-pool.json")]
+    tools = load_registries(registries)
+    queries = load_queries(S / "queries/github-dev.jsonl")[1::2]
+    embedder = Embedder()
+    cache = RegistryCache()
+    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
+    calibration = load_calibration(cache, registries, embedder.model_tag)
+    evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
+    query_vectors = embed_queries(embedder, queries)
+    generator = ArgumentGenerator(LlamaEngine(EngineSettings(args.model, n_threads=args.threads)))
+    generator.warm()
+    router_ok = judged_ok = asked = 0
+    times = []
+    for query, vector in zip(queries, query_vectors, strict=True):
+        registry, accepted = evaluation.protocol.registry(query, args.size)
+        result = evaluation.router(registry).route_vector(query["query"], vector, limit=args.k, allow_rerank=False)
+        ids = [int(c.id) for c in result.candidates[: args.k]]
+        router_ok += ids[0] in accepted
+        pick = ids[0]
+        if args.all or result.margin < calibration.tau:
+            asked += 1
+            started = time.perf_counter()
+            candidates = [
+                (tools[i].name, compressed_ir(tools[i].name, tools[i].schema, tools[i].description)) for i in ids
+            ]
+            pick = ids[generator.choose_tool(query["query"], candidates).index]
+            times.append((time.perf_counter() - started) * 1000)
+        judged_ok += pick in accepted
+    n = len(queries)
+    print(f"model {Path(args.model).name}  K={args.k}  N={args.size}  n={n}  asked={asked}")
+    print(f"router top-1      {router_ok / n:.3f} {wilson(router_ok, n)}")
+    print(f"with LLM choice   {judged_ok / n:.3f} {wilson(judged_ok, n)}")
+    if times:
+        times.sort()
+        print(f"choice ms p50 {times[len(times) // 2]:.0f}  max {times[-1]:.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

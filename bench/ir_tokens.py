@@ -1,0 +1,61 @@
+"""Length of the compressed IR in model tokens over a registry, against the host-facing signature and
+the full JSON schema (what the oracle prompt holds).
+
+    python bench/ir_tokens.py [--registry ../shared/data/registries/github-mcp.json] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from nexus_gateway.engine import EngineSettings, LlamaEngine
+from nexus_gateway.ir import compressed_ir
+from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
+from nexus_gateway.signature import signature
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--registry", default=str(SHARED / "registries" / "github-mcp.json"))
+    parser.add_argument("--model", default=str(model_path(lookup(DEFAULT_MODEL))))
+    parser.add_argument("--json", default="bench/results/ir_tokens.json")
+    args = parser.parse_args()
+    tools = json.loads(Path(args.registry).read_text())
+    engine = LlamaEngine(EngineSettings(args.model, n_threads=1, n_ctx=512))
+    forms = {
+        "ir": lambda t: compressed_ir(t["name"], t["inputSchema"], t["description"]),
+        "ir_without_description": lambda t: compressed_ir(t["name"], t["inputSchema"], None),
+        "signature": lambda t: signature(t["name"], t["inputSchema"], t["description"]),
+        "full_schema": lambda t: json.dumps(
+            {"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]}
+        ),
+    }
+    result: dict[str, object] = {"registry": Path(args.registry).name, "n": len(tools), "model": Path(args.model).name}
+    print(f"{'form':<24}{'median':>8}{'p90':>8}{'p99':>8}{'max':>8}{'mean':>8}")
+    for name, render in forms.items():
+        counts = np.array([len(engine.tokenize(render(t))) for t in tools])
+        row = {
+            "median": float(np.median(counts)),
+            "p90": float(np.percentile(counts, 90)),
+            "p99": float(np.percentile(counts, 99)),
+            "max": int(counts.max()),
+            "mean": float(counts.mean()),
+            "histogram": np.histogram(counts, bins=[0, 10, 20, 30, 40, 60, 80, 120, 200, 400, 10**6])[0].tolist(),
+        }
+        result[name] = row
+        print(f"{name:<24}{row['median']:>8.0f}{row['p90']:>8.0f}{row['p99']:>8.0f}{row['max']:>8}{row['mean']:>8.1f}")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=2))
+    sys.stderr.write(f"wrote {args.json}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
