@@ -218,6 +218,9 @@ class _Sources:
             self.number_counts[number] = self.number_counts.get(number, 0) + 1
 
 
+PRONOUNS = frozenset("i me my mine you your he him his she her hers it its we us our they them their this that".split())
+
+
 def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sources: _Sources) -> bool:
     if isinstance(value, bool):
         return required or bool(_words(name) & sources.words)
@@ -225,14 +228,15 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         text = str(value)
         return text in sources.numbers or (text.endswith(".0") and text[:-2] in sources.numbers)
     if isinstance(value, str):
-        if not value.strip() or _PLACEHOLDER.match(value.strip()):
+        if not value.strip() or _PLACEHOLDER.match(value.strip()) or value.strip().lower() in PRONOUNS:
             return False
         if isinstance(prop.get("enum"), list):
             return required or bool(_words(value) & sources.words)
         if _normal(value) in sources.text:
             return True
         if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
-            return True  # a date the model normalised ("March 1st" → 2025-03-01); the schema checks its shape
+            # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
+            return value[:4] in sources.numbers
         words = _words(value)
         if not words:
             return False
@@ -276,7 +280,7 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
             where = f"{path}{key}"
             if isinstance(item, dict):
                 inner = walk(item, prop, where + ".")
-                if inner:
+                if inner and set(prop.get("required") or []) <= set(inner):
                     kept[key] = inner
                 else:
                     dropped.append(where)
@@ -308,6 +312,12 @@ def repositories(text: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(found))
 
 
+def _not_the_repository(arguments: dict[str, Any], pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """A branch, ref or base equal to the ``owner/repo`` the request names is the model echoing it."""
+    names = {f"{o}/{r}" for o, r in pairs}
+    return {k: v for k, v in arguments.items() if k in ("owner", "repo") or not (isinstance(v, str) and v in names)}
+
+
 def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
     """Entity pre-extraction for ``owner``/``repo`` schemas: when the request names ``owner/repo``
     pairs and the model's pair is none of them, the first one the request names wins (the 0.5B model
@@ -316,6 +326,7 @@ def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent:
     if "owner" not in props or "repo" not in props:
         return arguments
     pairs = repositories(intent)
+    arguments = _not_the_repository(arguments, pairs)
     if not pairs or (arguments.get("owner"), arguments.get("repo")) in pairs:
         return arguments
     owner, repo = pairs[0]

@@ -1,12 +1,13 @@
 """Schema-constrained decoding of an arguments object: the GBNF grammar and the local walker of it.
 
-The language is fixed by the upstream JSON schema: an object of the schema's keys, each at most once,
-**every key optional** (a required key the request does not supply is left out and asked for, never invented),
-values typed by the schema (enums as literals, integers as digits, bounded strings, arrays, nested
-objects). :func:`schema_grammar` writes it as GBNF for a backend that takes grammars (llama-server),
-with the keys in schema order (any order would make the grammar exponential); :class:`SchemaDecoder`
-walks the same language on the local engine, in any key order (the model's own habit, owner and repo
-first, beat schema order), without a grammar sampler:
+The language is fixed by the upstream JSON schema: an object of the schema's keys, each at most once;
+required keys always written, optional ones when the model chooses them (a required value the request
+does not supply is dropped by grounding afterwards and asked for, never forwarded); values typed by the
+schema (enums as literals, integers as digits, bounded strings, arrays, nested objects).
+:func:`schema_grammar` writes it as GBNF for a backend that takes grammars (llama-server), with the keys
+in schema order (any order would make the grammar exponential); :class:`SchemaDecoder` walks the same
+language on the local engine, required keys first and otherwise in any order (the model's habit, owner
+and repo first, beat schema order), without a grammar sampler:
 
 - where the language allows one continuation (punctuation, the rest of a key once its first token
   decided it) the tokens are fed in one batch, with no sampling at all;
@@ -110,10 +111,6 @@ def _type_of(schema: dict[str, Any]) -> str:
             return "object"
         return "string"
     return str(kind)
-
-
-def _closed(schema: dict[str, Any]) -> bool:
-    return _type_of(schema) in ("enum", "const", "boolean")
 
 
 def _branch(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
@@ -321,7 +318,7 @@ class SchemaDecoder:
             if kind == "enum":
                 values = items["enum"]
                 pick = self.choose([separator + json.dumps(v) for v in values] + ["]"])
-                if pick == len(values):
+                if pick == len(values) or values[pick] in out:
                     return out
                 out.append(values[pick])
                 continue
@@ -349,14 +346,18 @@ class SchemaDecoder:
         entries = [(name, _branch(prop, root)) for name, prop in props.items()]
         required = set(schema.get("required") or [])
         while len(out) < len(entries):
-            remaining = [(name, prop) for name, prop in entries if name not in out]
+            # Required keys come first and cannot be skipped: the 0.5B model otherwise closes the object
+            # before a required `query`. What it writes for a key the request does not supply is
+            # dropped by grounding and asked for, never forwarded.
+            remaining = [(name, prop) for name, prop in entries if name not in out and name in required]
+            closable = not remaining
+            if not remaining:
+                remaining = [(name, prop) for name, prop in entries if name not in out]
             separator = ", " if out else ""
             options = [
                 f"{separator}{json.dumps(name)}:" + ("" if _type_of(prop) == "string" else " ")
                 for name, prop in remaining
             ]
-            # A required key with a closed set of values (enum, boolean) is never a guess: it must be there.
-            closable = not any(name in required and _closed(prop) for name, prop in remaining)
             pick = self.choose(options + (["}"] if closable else []))
             if pick == len(remaining):
                 return out
@@ -436,7 +437,8 @@ def _gbnf_literal(text: str) -> str:
 
 
 def schema_grammar(schema: dict[str, Any] | None) -> str:
-    """GBNF for the arguments object of ``schema`` (every key optional, keys in schema order)."""
+    """GBNF for the arguments object of ``schema`` (keys in schema order; every key optional, so a
+    server-side sampler may leave out what the request does not give)."""
     grammar = _Grammar(schema or {})
     top = grammar.object(schema or {}, "args", 0) if (schema or {}).get("properties") else "obj-any"
     lines = [f"root ::= {top if top != 'obj-any' else chr(34) + '{' + chr(34) + ' ws ' + chr(34) + '}' + chr(34)}"]
