@@ -218,7 +218,32 @@ class _Sources:
             self.number_counts[number] = self.number_counts.get(number, 0) + 1
 
 
-PRONOUNS = frozenset("i me my mine you your he him his she her hers it its we us our they them their this that".split())
+PRONOUNS = frozenset(
+    [
+        "i",
+        "me",
+        "my",
+        "mine",
+        "you",
+        "your",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "hers",
+        "it",
+        "its",
+        "we",
+        "us",
+        "our",
+        "they",
+        "them",
+        "their",
+        "this",
+        "that",
+    ]
+)
 
 
 def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sources: _Sources) -> bool:
