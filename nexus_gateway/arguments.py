@@ -22,7 +22,7 @@ from typing import Any
 
 from .affordance import REPO_PATTERN, URL_PATTERN
 from .decoding import SchemaDecoder, Vocabulary
-from .engine import LlamaEngine
+from .engine import GenerationBackend
 from .ir import compressed_ir
 from .lexical import split_identifier, stem
 from .signature import _resolve
@@ -126,7 +126,7 @@ class Generation:
 class ArgumentGenerator:
     """Generates arguments on one engine; callers hold no lock, a turn takes the engine's."""
 
-    def __init__(self, engine: LlamaEngine) -> None:
+    def __init__(self, engine: GenerationBackend) -> None:
         self.engine = engine
         self.vocabulary = Vocabulary(engine)
         self.prefix_tokens = engine.tokenize(system_prefix())

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .engine import Cursor, LlamaEngine
+from .engine import Cursor, GenerationBackend
 from .signature import _resolve
 
 MAX_STRING_TOKENS = 96
@@ -72,7 +72,7 @@ class DecodeStats:
 class Vocabulary:
     """Token masks and piece look-ups, built once per engine."""
 
-    def __init__(self, engine: LlamaEngine) -> None:
+    def __init__(self, engine: GenerationBackend) -> None:
         pieces = engine.pieces()
         self.pieces = pieces
         self.by_piece: dict[bytes, int] = {}
@@ -136,7 +136,7 @@ class SchemaDecoder:
     next choice must continue.
     """
 
-    def __init__(self, engine: LlamaEngine, vocabulary: Vocabulary, cursor: Cursor) -> None:
+    def __init__(self, engine: GenerationBackend, vocabulary: Vocabulary, cursor: Cursor) -> None:
         self.engine = engine
         self.vocab = vocabulary
         self.cursor = cursor

@@ -137,7 +137,10 @@ async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tup
     files = workdir / "files"
     files.mkdir()
     (files / "shopping.txt").write_text("oat milk, lemons\n")
-    servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
+    servers = {
+        "filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]},
+        "everything": {"command": node_server("mcp-server-everything"), "args": ["stdio"]},
+    }
     config = write_config(workdir / "config.json", servers, routing={"calibration": None}, model_threads=1)
     async with stdio_gateway(config, workdir / "cache") as session:
         yield session, files
@@ -164,6 +167,16 @@ async def test_call_intent_generates_arguments_and_forwards(gateway: tuple[Clien
     trace = (result.meta or {}).get("io.nexus-gateway/trace")
     assert trace["tool"].startswith("filesystem__read") and trace["arguments"]["path"] == str(files / "shopping.txt")
     assert trace["generation"]["prompt_tokens"] > 0 and "first_token" in trace["generation"]["ms"]
+
+
+@pytest.mark.anyio
+async def test_a_later_turn_takes_a_value_from_the_previous_result(gateway: tuple[ClientSession, Path]) -> None:
+    session, _ = gateway
+    first = await call_when_generating(session, "add 19 and 23")
+    assert not first.is_error and "42" in result_text(first)
+    assert (first.meta or {})["io.nexus-gateway/trace"]["tool"] == "everything__get-sum"
+    second = await call_when_generating(session, "now add 100 to that sum")
+    assert not second.is_error and "142" in result_text(second), result_text(second)
 
 
 @pytest.mark.anyio

@@ -64,6 +64,10 @@ def test_default_expansion() -> None:
         ({"mcpServers": {}, "nexus": {"unprefixed": "ghost"}}, "nexus.unprefixed"),
         ({"mcpServers": {}, "nexus": {"expose": "all"}}, "nexus.expose"),
         ({"mcpServers": {}, "nexus": {"speed": 11}}, "nexus.speed: unknown setting"),
+        ({"mcpServers": {}, "nexus": {"model": 5}}, "nexus.model: must be a GGUF path or a model name"),
+        ({"mcpServers": {}, "nexus": {"model_threads": 0}}, "nexus.model_threads"),
+        ({"mcpServers": {}, "nexus": {"generate": "yes"}}, "nexus.generate: must be true or false"),
+        ({"mcpServers": {}, "nexus": {"judge": 1}}, "nexus.judge: must be true or false"),
         ([], "top level must be a JSON object"),
     ],
 )
