@@ -59,6 +59,13 @@ EXAMPLES = (
         " — Merge a pull request\nRequest: squash-merge it",
         '{"owner": "octo", "repo": "site", "pullNumber": 7, "merge_method": "squash"}',
     ),
+    (
+        'Earlier:\n1. "recent CI runs in acme/api" → list_runs(owner="acme", repo="api") → runs: [1] id=5101 '
+        "conclusion=success; [2] id=5102 conclusion=failure\n"
+        "Tool: rerun_failed_jobs(owner, repo, run_id: int) — Re-run the failed jobs of a run\n"
+        "Request: rerun the failed one",
+        '{"owner": "acme", "repo": "api", "run_id": 5102}',
+    ),
 )
 
 FREE_TEXT = re.compile(r"body|description|content|message|text|comment|title|query|summary|reason|note")
@@ -115,7 +122,7 @@ class Generation:
     def trace(self) -> dict[str, Any]:
         return {
             "arguments": self.arguments,
-            "dropped": self.dropped,
+            "dropped": {name: self.raw.get(name.split(".")[0]) for name in self.dropped},
             "missing": self.missing,
             "prompt_tokens": self.prompt_tokens,
             "tokens": {"chosen": self.chosen_tokens, "forced": self.forced_tokens},
@@ -181,10 +188,13 @@ class ArgumentGenerator:
             timings["decode"] = (time.perf_counter() - started) * 1000 - timings["prefill"]
             if decoder.stats.first_token_ms is not None:
                 timings["first_token"] = decoder.stats.first_token_ms
-        sources = intent + "\n" + (window.sources() if window else "")
+        # Values may come from earlier turns only when the request points back at them: "write a new
+        # file saying hello" after reading shopping.txt must not overwrite shopping.txt.
+        sources = intent + "\n" + (window.sources() if window and refers_back(intent) else "")
         arguments, dropped = ground(raw, schema, sources)
         arguments = split_owner_repo(arguments, schema)
-        arguments = anchor_repository(arguments, schema, intent)
+        known = window.repositories() if window else []
+        arguments = anchor_repository(arguments, schema, intent, known)
         required = [k for k in schema.get("required") or [] if k not in arguments]
         return Generation(
             arguments,
@@ -196,6 +206,37 @@ class ArgumentGenerator:
             decoder.stats.chosen,
             decoder.stats.forced,
         )
+
+
+REFERRING = frozenset(
+    [
+        "it",
+        "its",
+        "that",
+        "this",
+        "those",
+        "these",
+        "them",
+        "they",
+        "there",
+        "here",
+        "same",
+        "again",
+        "previous",
+        "earlier",
+        "above",
+        "one",
+        "ones",
+        "my",
+        "mine",
+        "too",
+    ]
+)
+
+
+def refers_back(intent: str) -> bool:
+    """Does the request point at something said before ("close it", "that branch", "same for …")?"""
+    return bool(REFERRING & set(_WORDS.findall(intent.lower())))
 
 
 # --- grounding ----------------------------------------------------------------------------------------------
@@ -343,16 +384,19 @@ def _not_the_repository(arguments: dict[str, Any], pairs: list[tuple[str, str]])
     return {k: v for k, v in arguments.items() if k in ("owner", "repo") or not (isinstance(v, str) and v in names)}
 
 
-def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+def anchor_repository(
+    arguments: dict[str, Any], schema: dict[str, Any], intent: str, known: list[tuple[str, str]] | None = None
+) -> dict[str, Any]:
     """Entity pre-extraction for ``owner``/``repo`` schemas: when the request names ``owner/repo``
-    pairs and the model's pair is none of them, the first one the request names wins (the 0.5B model
-    swaps the halves or takes a branch name; an explicit ``a/b`` in the request is the better witness)."""
+    pairs and the model's pair is none of them (nor one the session already used, ``known``), the first
+    one the request names wins (the 0.5B model swaps the halves or takes a branch name; an explicit
+    ``a/b`` in the request is the better witness)."""
     props = schema.get("properties") or {}
     if "owner" not in props or "repo" not in props:
         return arguments
     pairs = repositories(intent)
     arguments = _not_the_repository(arguments, pairs)
-    if not pairs or (arguments.get("owner"), arguments.get("repo")) in pairs:
+    if not pairs or (arguments.get("owner"), arguments.get("repo")) in [*pairs, *(known or [])]:
         return arguments
     owner, repo = pairs[0]
     return {**arguments, "owner": owner, "repo": repo}

@@ -8,9 +8,8 @@ checked (size and sha256 when it is a known default) before llama.cpp ever opens
 from __future__ import annotations
 
 import logging
-import weakref
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -23,6 +22,7 @@ from .registry import ToolEntry
 from .window import SessionWindow
 
 logger = logging.getLogger(__name__)
+MAX_SESSIONS = 256
 
 
 def resolve_model(setting: str | None) -> Path | None:
@@ -43,7 +43,7 @@ class GenerationService:
         self.generator: ArgumentGenerator | None = None
         self.error: str | None = None
         self._limiter = anyio.CapacityLimiter(1)
-        self._windows: weakref.WeakKeyDictionary[Any, SessionWindow] = weakref.WeakKeyDictionary()
+        self._windows: OrderedDict[str, SessionWindow] = OrderedDict()
 
     @property
     def ready(self) -> bool:
@@ -76,16 +76,12 @@ class GenerationService:
     async def start(self) -> None:
         await anyio.to_thread.run_sync(self.load, limiter=self._limiter)
 
-    def window(self, session: Any) -> SessionWindow:
-        """The window of one host session (forgotten with the session)."""
-        try:
-            window = self._windows.get(session)
-        except TypeError:  # not weak-referenceable: one shared window
-            session = self
-            window = self._windows.get(session)
-        if window is None:
-            window = SessionWindow()
-            self._windows[session] = window
+    def window(self, session: str) -> SessionWindow:
+        """The window of one host session (the least recently used is forgotten beyond ``MAX_SESSIONS``)."""
+        window = self._windows.pop(session, None) or SessionWindow()
+        self._windows[session] = window
+        while len(self._windows) > MAX_SESSIONS:
+            self._windows.popitem(last=False)
         return window
 
     async def choose(self, entries: list[ToolEntry], intent: str) -> tuple[ToolEntry, float]:

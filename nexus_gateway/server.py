@@ -107,6 +107,22 @@ TRACE_KEY = "io.nexus-gateway/trace"
 JUDGE_CANDIDATES = 3
 
 
+def host_session(ctx: ServerRequestContext[Any]) -> str:
+    """Which host session a request belongs to: the MCP session id over streamable HTTP, the SSE
+    session over SSE, the process itself over stdio (one host per stdio gateway). The SDK builds a new
+    ``ServerSession`` object per request, so it cannot serve as the key."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is not None:
+        session_id = headers.get("mcp-session-id")
+        if session_id:
+            return f"http:{session_id}"
+        query = getattr(request, "query_params", None)
+        if query is not None and query.get("session_id"):
+            return f"sse:{query.get('session_id')}"
+    return "stdio"
+
+
 def _result_text(result: dict[str, Any]) -> Any:
     """What the session window keeps of a result: its structured content, else its text."""
     if isinstance(result.get("structuredContent"), dict):
@@ -267,7 +283,7 @@ class HostSurface:
             entry, judge_ms = await self.gateway.generation.choose(close, intent)
             trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
         generation = None
-        window = self.gateway.generation.window(getattr(ctx, "session", None))
+        window = self.gateway.generation.window(host_session(ctx))
         if arguments is None and self.gateway.generation.ready:
             generation = await self.gateway.generation.generate(entry, intent, window)
             trace["generation"] = generation.trace()

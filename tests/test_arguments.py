@@ -170,13 +170,15 @@ async def test_call_intent_generates_arguments_and_forwards(gateway: tuple[Clien
 
 
 @pytest.mark.anyio
-async def test_a_later_turn_takes_a_value_from_the_previous_result(gateway: tuple[ClientSession, Path]) -> None:
-    session, _ = gateway
+async def test_a_later_turn_takes_a_value_from_the_session_window(gateway: tuple[ClientSession, Path]) -> None:
+    session, files = gateway
     first = await call_when_generating(session, "add 19 and 23")
     assert not first.is_error and "42" in result_text(first)
     assert (first.meta or {})["io.nexus-gateway/trace"]["tool"] == "everything__get-sum"
-    second = await call_when_generating(session, "now add 100 to that sum")
-    assert not second.is_error and "142" in result_text(second), result_text(second)
+    await call_when_generating(session, f"read the text file {files / 'shopping.txt'}")
+    again = await call_when_generating(session, "read that text file again")
+    assert not again.is_error and "oat milk, lemons" in result_text(again), result_text(again)
+    assert (again.meta or {})["io.nexus-gateway/trace"]["arguments"]["path"] == str(files / "shopping.txt")
 
 
 @pytest.mark.anyio
