@@ -193,8 +193,7 @@ class ArgumentGenerator:
         sources = intent + "\n" + (window.sources() if window and refers_back(intent) else "")
         arguments, dropped = ground(raw, schema, sources)
         arguments = split_owner_repo(arguments, schema)
-        known = window.repositories() if window else []
-        arguments = anchor_repository(arguments, schema, intent, known)
+        arguments = anchor_repository(arguments, schema, intent)
         required = [k for k in schema.get("required") or [] if k not in arguments]
         return Generation(
             arguments,
@@ -366,6 +365,7 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
     return walk(raw, schema, ""), dropped
 
 
+_FILE_NAME = re.compile(r"\.(?:[a-z]{1,4}|[ch]pp)$", re.IGNORECASE)
 _REPO_URL = re.compile(r"https?://[\w.-]+/([\w.-]+)/([\w.-]+)")
 
 
@@ -384,19 +384,19 @@ def _not_the_repository(arguments: dict[str, Any], pairs: list[tuple[str, str]])
     return {k: v for k, v in arguments.items() if k in ("owner", "repo") or not (isinstance(v, str) and v in names)}
 
 
-def anchor_repository(
-    arguments: dict[str, Any], schema: dict[str, Any], intent: str, known: list[tuple[str, str]] | None = None
-) -> dict[str, Any]:
+def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
     """Entity pre-extraction for ``owner``/``repo`` schemas: when the request names ``owner/repo``
-    pairs and the model's pair is none of them (nor one the session already used, ``known``), the first
-    one the request names wins (the 0.5B model swaps the halves or takes a branch name; an explicit
-    ``a/b`` in the request is the better witness)."""
+    pairs and the model's pair is none of them, the first one the request names wins (the 0.5B model
+    swaps the halves, takes a branch name, or keeps the previous turn's repository after "same for
+    pallets/flask"). Where the schema also takes a file path, ``render/shader.cpp`` is a path, not a
+    repository, and the model's pair stands."""
     props = schema.get("properties") or {}
     if "owner" not in props or "repo" not in props:
         return arguments
-    pairs = repositories(intent)
+    takes_path = any("path" in name.lower() or "file" in name.lower() for name in props)
+    pairs = [p for p in repositories(intent) if not (takes_path and _FILE_NAME.search(p[1]))]
     arguments = _not_the_repository(arguments, pairs)
-    if not pairs or (arguments.get("owner"), arguments.get("repo")) in [*pairs, *(known or [])]:
+    if not pairs or (arguments.get("owner"), arguments.get("repo")) in pairs:
         return arguments
     owner, repo = pairs[0]
     return {**arguments, "owner": owner, "repo": repo}

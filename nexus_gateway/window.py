@@ -114,11 +114,6 @@ class SessionWindow:
             lines.append(line)
         return "\n".join(lines)
 
-    def repositories(self) -> list[tuple[str, str]]:
-        """``(owner, repo)`` pairs earlier calls of this session used."""
-        pairs = [(t.arguments.get("owner"), t.arguments.get("repo")) for t in self.turns]
-        return [(o, r) for o, r in pairs if isinstance(o, str) and isinstance(r, str)]
-
     def sources(self) -> str:
         """Everything a generated value may be copied from, besides the intent."""
         return "\n".join(f"{t.intent} {json.dumps(t.arguments, ensure_ascii=False)} {t.result}" for t in self.turns)
