@@ -15,68 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .signature import _resolve, first_sentence
+from .signature import Style, first_sentence, params_text
 
-SHORT_TYPES = {"string": "str", "integer": "int", "number": "num", "boolean": "bool", "object": "obj", "null": "null"}
+SHORT_TYPES = {"string": "str", "integer": "int", "number": "num", "boolean": "bool", "object": "obj"}
 PAGINATION = frozenset({"page", "perpage", "per_page", "after", "cursor", "endcursor", "startcursor", "pagesize"})
-MAX_ENUM = 5
 MAX_DESCRIPTION_WORDS = 7
-MAX_NESTED = 4
+IR = Style(max_enum=5, names=SHORT_TYPES, bare=frozenset({"str"}), skip=PAGINATION, defaults=False)
 
 
-def _literal(value: Any) -> str:
-    if isinstance(value, str):
-        return f'"{value}"'
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def ir_type(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
-    """A short type expression: ``str``, ``int[]``, ``"open"|"closed"``, ``{branch?: str, …}``."""
-    schema = _resolve(schema, root)
-    if not schema:
-        return "any"
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        text = "|".join(_literal(v) for v in enum[:MAX_ENUM])
-        return text + ("|…" if len(enum) > MAX_ENUM else "")
-    if "const" in schema:
-        return _literal(schema["const"])
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list) and options:
-            parts = dict.fromkeys(ir_type(o, root, depth) for o in options)
-            return "|".join(p for p in parts if p != "null") or "null"
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"] or ["null"]
-        return "|".join(SHORT_TYPES.get(k, k) for k in kinds)
-    if kind == "array":
-        inner = ir_type(schema.get("items"), root, depth + 1) if schema.get("items") else "any"
-        return f"({inner})[]" if "|" in inner else f"{inner}[]"
-    if kind == "object" or "properties" in schema:
-        props = schema.get("properties")
-        if not isinstance(props, dict) or not props:
-            return "obj"
-        if depth >= 1:
-            names = list(props)[:MAX_NESTED]
-            return "{" + ", ".join(names) + (", …" if len(props) > MAX_NESTED else "") + "}"
-        return "{" + ir_params(schema, root, depth + 1) + "}"
-    return SHORT_TYPES.get(str(kind), str(kind)) if kind else "any"
-
-
-def ir_params(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
-    props = schema.get("properties")
-    if not isinstance(props, dict):
-        return ""
-    required = set(schema.get("required") or [])
-    parts = []
-    for name, prop in props.items():
-        if name not in required and name.lower() in PAGINATION:
-            continue
-        mark = "" if name in required else "?"
-        kind = ir_type(prop, root, depth)
-        parts.append(f"{name}{mark}" if kind == "str" else f"{name}{mark}: {kind}")
-    return ", ".join(parts)
+def ir_params(schema: dict[str, Any], root: dict[str, Any]) -> str:
+    return params_text(schema, root, 0, IR)
 
 
 def short_description(text: str | None, words: int = MAX_DESCRIPTION_WORDS) -> str:

@@ -9,6 +9,8 @@ instead of the full schema. Optional parameters carry ``?``; enums are spelled o
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
@@ -41,45 +43,59 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def type_text(schema: Any, root: dict[str, Any], depth: int = 0) -> str:
+@dataclass(frozen=True)
+class Style:
+    """How terse type expressions are: the host's signatures, or the model's compressed IR (``ir.py``)."""
+
+    max_enum: int = MAX_ENUM_VALUES
+    names: Mapping[str, str] = field(default_factory=dict)  # type renames, e.g. string → str
+    bare: frozenset[str] = frozenset()  # (renamed) types written as the parameter name alone
+    skip: frozenset[str] = frozenset()  # optional parameters left out (lower-cased names)
+    defaults: bool = True  # write ``= default``
+
+
+SIGNATURE = Style()
+
+
+def type_text(schema: Any, root: dict[str, Any], depth: int = 0, style: Style = SIGNATURE) -> str:
     """A short type expression for one schema node."""
     schema = _resolve(schema, root)
     if not schema:
         return "any"
     if "enum" in schema and isinstance(schema["enum"], list):
-        values = schema["enum"][:MAX_ENUM_VALUES]
+        values = schema["enum"][: style.max_enum]
         text = "|".join(_literal(v) for v in values)
-        return text + ("|…" if len(schema["enum"]) > MAX_ENUM_VALUES else "")
+        return text + ("|…" if len(schema["enum"]) > style.max_enum else "")
     if "const" in schema:
         return _literal(schema["const"])
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            parts = dict.fromkeys(type_text(o, root, depth) for o in options)
+            parts = dict.fromkeys(type_text(o, root, depth, style) for o in options)
             return "|".join(p for p in parts if p != "null") or "null"
     kind = schema.get("type")
     if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        kind = kinds[0] if len(kinds) == 1 else "|".join(kinds)
+        kinds = [k for k in kind if k != "null"] or ["null"]
+        return "|".join(style.names.get(k, k) for k in kinds)
     if kind == "array":
         items = schema.get("items")
-        inner = type_text(items, root, depth + 1) if items else "any"
+        inner = type_text(items, root, depth + 1, style) if items else "any"
         return f"({inner})[]" if "|" in inner else f"{inner}[]"
     if kind == "object" or "properties" in schema:
         props = schema.get("properties")
         if not isinstance(props, dict) or not props:
-            return "object"
+            return style.names.get("object", "object")
         if depth >= 1:
             return "{" + ", ".join(list(props)[:4]) + (", …" if len(props) > 4 else "") + "}"
-        return "{" + params_text(schema, root, depth + 1) + "}"
-    return str(kind) if kind else "any"
+        return "{" + params_text(schema, root, depth + 1, style) + "}"
+    return style.names.get(str(kind), str(kind)) if kind else "any"
 
 
 def _literal(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def params_text(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
+def params_text(schema: dict[str, Any], root: dict[str, Any], depth: int = 0, style: Style = SIGNATURE) -> str:
     """``name: type, other?: type = default`` for an object schema's properties."""
     props = schema.get("properties")
     if not isinstance(props, dict):
@@ -87,10 +103,13 @@ def params_text(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) ->
     required = set(schema.get("required") or [])
     parts = []
     for name, prop in props.items():
+        if name not in required and name.lower() in style.skip:
+            continue
         resolved = _resolve(prop, root)
         mark = "" if name in required else "?"
-        text = f"{name}{mark}: {type_text(prop, root, depth)}"
-        if "default" in resolved and not isinstance(resolved["default"], dict | list):
+        kind = type_text(prop, root, depth, style)
+        text = f"{name}{mark}" if kind in style.bare else f"{name}{mark}: {kind}"
+        if style.defaults and "default" in resolved and not isinstance(resolved["default"], dict | list):
             text += f" = {_literal(resolved['default'])}"
         parts.append(text)
     return ", ".join(parts)
