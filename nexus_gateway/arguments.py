@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -251,11 +252,7 @@ class _Sources:
     def __init__(self, text: str) -> None:
         self.text = _normal(text)
         self.words = _words(text)
-        numbers = re.findall(r"\d+(?:\.\d+)?", text)
-        self.numbers = set(numbers)
-        self.number_counts: dict[str, int] = {}
-        for number in numbers:
-            self.number_counts[number] = self.number_counts.get(number, 0) + 1
+        self.numbers = Counter(re.findall(r"\d+(?:\.\d+)?", text))  # each stated number and how often
 
 
 PRONOUNS = frozenset(
@@ -317,7 +314,7 @@ def _first_use(value: Any, sources: _Sources, used: dict[str, int]) -> bool:
         return True
     text = str(value)
     used[text] = used.get(text, 0) + 1
-    return used[text] <= max(sources.number_counts.get(text, 1), 1)
+    return used[text] <= max(sources.numbers[text], 1)
 
 
 def tidy(value: Any, name: str) -> Any:

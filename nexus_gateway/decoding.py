@@ -80,7 +80,6 @@ class Vocabulary:
             if piece and piece not in self.by_piece:
                 self.by_piece[piece] = token
         size = len(pieces)
-        self.text = np.zeros(size, dtype=bool)
         self.digits = np.zeros(size, dtype=bool)
         self.number = np.zeros(size, dtype=bool)
         self.closers = np.zeros(size, dtype=bool)
@@ -91,7 +90,6 @@ class Vocabulary:
                 continue
             self.printable[token] = min(piece) >= 0x20
             self.opens[token] = self.printable[token] and piece.lstrip(b" ").startswith(b'"')
-            self.text[token] = self.printable[token] and b'"' not in piece
             self.digits[token] = bool(_DIGITS.match(piece))
             self.number[token] = bool(_NUMBER.match(piece))
             self.closers[token] = piece.lstrip()[:1] in (b",", b"}", b"]")

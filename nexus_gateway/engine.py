@@ -132,11 +132,6 @@ class LlamaEngine:
             self._pieces = table
         return self._pieces
 
-    def detokenize(self, tokens: list[int]) -> str:
-        table = self.pieces()
-        return b"".join(table[t] for t in tokens).decode("utf-8", errors="replace")
-
-    # --- sequences --------------------------------------------------------------------------------------------
     def cursor(self, prefix: list[int], slot: int = 0) -> Cursor:
         """A fresh work sequence that starts with ``prefix``; the longest part of it already warm in
         prefix sequence ``slot`` is shared, the rest is prefilled (and kept warm for the next turn)."""
@@ -157,18 +152,6 @@ class LlamaEngine:
             self._ll.llama_memory_seq_rm(self._memory, WORK_SEQ, -1, -1)
             self._ll.llama_memory_seq_cp(self._memory, seq, WORK_SEQ, 0, len(prefix))
             return Cursor(self, WORK_SEQ, len(prefix))
-
-    def cold_cursor(self) -> Cursor:
-        """A work sequence with nothing in it (the oracle's path: everything is prefilled)."""
-        with self.lock:
-            self._ll.llama_memory_seq_rm(self._memory, WORK_SEQ, -1, -1)
-            return Cursor(self, WORK_SEQ, 0)
-
-    def drop_prefixes(self) -> None:
-        with self.lock:
-            for seq in PREFIX_SEQS:
-                self._ll.llama_memory_seq_rm(self._memory, seq, -1, -1)
-                self._prefixes[seq] = []
 
     def _decode(self, tokens: list[int], seq: int, position: int, want_logits: bool = True) -> np.ndarray | None:
         batch = self._batch
@@ -216,7 +199,6 @@ class Cursor:
         self.seq = seq
         self.position = position
         self.logits: np.ndarray | None = None
-        self.fed: list[int] = []
 
     def feed(self, tokens: list[int]) -> np.ndarray:
         if not tokens:
@@ -226,13 +208,11 @@ class Cursor:
         logits = self.engine._decode(tokens, self.seq, self.position)
         assert logits is not None
         self.position += len(tokens)
-        self.fed.extend(tokens)
         self.logits = logits
         return logits
 
     def rewind(self, count: int, logits: np.ndarray) -> None:
         """Forget the last ``count`` tokens; ``logits`` are the ones that preceded them."""
         self.position -= count
-        del self.fed[len(self.fed) - count :]
         self.engine._remove(self.seq, self.position)
         self.logits = logits

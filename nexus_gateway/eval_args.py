@@ -168,10 +168,11 @@ class ArgsEvaluation:
             total += t
             right_e2e += r
             total_e2e += t
-            valid += schema_valid(generation.arguments, self.by_name[chosen].schema or {})
             schema = self.by_name[chosen].schema or {}
             placeholder += leaks(generation.arguments, schema, query["query"])
-            if not schema_valid(generation.arguments, schema):
+            is_valid = schema_valid(generation.arguments, schema)
+            valid += is_valid
+            if not is_valid:
                 sys.stderr.write(f"schema-invalid: {chosen} {generation.arguments}\n")
             first_ir.append(generation.timings_ms.get("first_token", float("nan")))
             tokens_ir.append(generation.prompt_tokens - len(self.generator.prefix_tokens))
