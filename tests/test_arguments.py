@@ -15,7 +15,7 @@ from conftest import TESTS, node_server, result_json, result_text, stdio_gateway
 from mcp import ClientSession
 from mcp.types import CallToolResult
 
-from nexus_gateway.arguments import ArgumentGenerator, ground, split_owner_repo
+from nexus_gateway.arguments import ArgumentGenerator, anchor_repository, ground, split_owner_repo
 from nexus_gateway.decoding import schema_grammar
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import schema_valid, score_arguments
@@ -78,6 +78,19 @@ def test_grounding_drops_what_the_request_does_not_say() -> None:
     assert kept == {"owner": "octo-org", "issue_number": 412}
     assert set(dropped) == {"repo", "page", "state"}
     assert split_owner_repo({"owner": "octo-org/app", "repo": "x"}, ISSUE) == {"owner": "octo-org", "repo": "app"}
+
+
+def test_entities_the_request_names_win_over_the_models_guesses() -> None:
+    repo_and_path = {"properties": {"owner": {}, "repo": {}, "path": {}}}
+    assert anchor_repository({"owner": "psf", "repo": "requests"}, ISSUE, "same thing for pallets/flask") == {
+        "owner": "pallets",
+        "repo": "flask",
+    }
+    kept = anchor_repository({"owner": "pixel-forge", "repo": "engine"}, repo_and_path, "comment on render/shader.cpp")
+    assert kept == {"owner": "pixel-forge", "repo": "engine"}  # a path, not a repository
+    numbers = {"properties": {"after_id": {"type": "integer"}, "before_id": {"type": "integer"}}}
+    kept, dropped = ground({"after_id": 2718, "before_id": 2718}, numbers, "move it after 2718")
+    assert kept == {"after_id": 2718} and dropped == ["before_id"]
 
 
 def test_surrogate_keeps_identifiers_and_stays_short() -> None:
