@@ -19,7 +19,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .affordance import REPO_PATTERN, URL_PATTERN
 from .decoding import SchemaDecoder, Vocabulary
@@ -28,6 +28,10 @@ from .ir import compressed_ir
 from .lexical import split_identifier, stem
 from .signature import _resolve
 from .window import SessionWindow
+
+if TYPE_CHECKING:
+    from .block_store import SchemaBlocks
+    from .kv_splice import SpliceReport
 
 SYSTEM = (
     "You turn a request into the JSON arguments of one tool call. Use only values that the request or the "
@@ -91,6 +95,18 @@ def turn_text(tool_text: str, intent: str, window: str) -> str:
     return f"{head}Tool: {tool_text}\nRequest: {intent}<|im_end|>\n<|im_start|>assistant\n"
 
 
+def schema_text(name: str, schema: dict[str, Any], description: str | None) -> str:
+    """The full-schema form of a tool, exactly as a full-schema prompt holds it (and a block compiles it)."""
+    return "Tool: " + json.dumps({"name": name, "description": description or "", "inputSchema": schema}) + "\n"
+
+
+def request_text(intent: str, window: str) -> str:
+    """What follows the full schema. The schema comes first, right after the fixed prefix, so its compiled
+    block is always spliced where it was compiled (Δpos 0: bit-exact, no repair)."""
+    head = f"{window}\n" if window else ""
+    return f"{head}Request: {intent}<|im_end|>\n<|im_start|>assistant\n"
+
+
 CHOOSER_SYSTEM = (
     "You pick the one tool that does what the user asks. Read each tool's name and what it does, then "
     "answer with the tool's name only."
@@ -119,6 +135,7 @@ class Generation:
     timings_ms: dict[str, float] = field(default_factory=dict)
     chosen_tokens: int = 0
     forced_tokens: int = 0
+    schema_placement: dict[str, Any] | None = None  # full-schema mode: spliced or prefilled, and why
 
     def trace(self) -> dict[str, Any]:
         return {
@@ -128,6 +145,7 @@ class Generation:
             "prompt_tokens": self.prompt_tokens,
             "tokens": {"chosen": self.chosen_tokens, "forced": self.forced_tokens},
             "ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+            **({"schema": self.schema_placement} if self.schema_placement else {}),
         }
 
 
@@ -139,6 +157,7 @@ class ArgumentGenerator:
         self.vocabulary = Vocabulary(engine)
         self.prefix_tokens = engine.tokenize(system_prefix())
         self.chooser_tokens = engine.tokenize(chooser_prefix())
+        self.blocks: SchemaBlocks | None = None  # set when full-schema mode splices compiled blocks
 
     def warm(self) -> None:
         """Prefill the fixed prefix now instead of on the first call."""
@@ -168,21 +187,29 @@ class ArgumentGenerator:
         window: SessionWindow | None = None,
         *,
         full_schema: bool = False,
+        block_key: str | None = None,
     ) -> Generation:
-        """``full_schema`` is the oracle of the evaluation: the whole JSON schema instead of the IR."""
+        """``full_schema``: the whole JSON schema instead of the IR (the evaluation's oracle, or the
+        gateway's full-schema mode); with ``block_key`` and compiled blocks the schema is spliced."""
         schema = schema or {"type": "object", "properties": {}}
-        if full_schema:
-            tool_text = json.dumps({"name": name, "description": description or "", "inputSchema": schema})
-        else:
-            tool_text = compressed_ir(name, schema, description)
         window_text = window.render() if window else ""
-        suffix = self.engine.tokenize(turn_text(tool_text, intent, window_text))
         timings: dict[str, float] = {}
+        placement: SpliceReport | None = None
+        if full_schema:
+            schema_tokens = self.engine.tokenize(schema_text(name, schema, description))
+            suffix = self.engine.tokenize(request_text(intent, window_text))
+        else:
+            schema_tokens = []
+            suffix = self.engine.tokenize(turn_text(compressed_ir(name, schema, description), intent, window_text))
         with self.engine.lock:
             started = time.perf_counter()
             cursor = self.engine.cursor(self.prefix_tokens)
             decoder = SchemaDecoder(self.engine, self.vocabulary, cursor)
             decoder.stats.started = started
+            if schema_tokens and self.blocks is not None and block_key is not None:
+                placement = self.blocks.place(cursor, block_key, schema_tokens)
+            elif schema_tokens:
+                cursor.feed(schema_tokens)
             cursor.feed(suffix)
             timings["prefill"] = (time.perf_counter() - started) * 1000
             raw = decoder.object(schema, schema, 0)
@@ -201,10 +228,11 @@ class ArgumentGenerator:
             raw,
             dropped,
             required,
-            len(self.prefix_tokens) + len(suffix),
+            len(self.prefix_tokens) + len(schema_tokens) + len(suffix),
             timings,
             decoder.stats.chosen,
             decoder.stats.forced,
+            placement.trace() if placement else None,
         )
 
 

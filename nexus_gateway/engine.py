@@ -18,17 +18,22 @@ A turn holds :attr:`LlamaEngine.lock` (re-entrant, coarse): one context, one dec
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from . import kv_state
 from .exceptions import NexusError
+from .kv_state import KvGeometry
 
 WORK_SEQ = 1
 PREFIX_SEQS = (0, 2)  # warm prefixes: argument generation, tool choice
+SCRATCH_SEQ = 3  # where a compiled block lands before its cells are shared into the work sequence
 
 
 class EngineError(NexusError):
@@ -44,6 +49,7 @@ class EngineSettings:
     n_threads: int = 2
     n_batch: int = 512
     n_seq: int = 4
+    flash_attn: bool | None = None  # None: llama.cpp decides; off stores V transposed, on in rows
 
 
 class GenerationBackend(Protocol):
@@ -97,6 +103,9 @@ class LlamaEngine:
         params.n_threads = settings.n_threads
         params.n_threads_batch = settings.n_threads
         params.kv_unified = True  # seq_cp shares cells instead of copying them
+        if settings.flash_attn is not None:
+            params.flash_attn_type = 1 if settings.flash_attn else 0
+        self._kv_types = (int(params.type_k), int(params.type_v))
         self._ctx = llama_cpp.llama_init_from_model(self._model, params)
         if not self._ctx:
             llama_cpp.llama_model_free(self._model)
@@ -108,6 +117,7 @@ class LlamaEngine:
         self._prefixes: dict[int, list[int]] = {seq: [] for seq in PREFIX_SEQS}
         self._pieces: list[bytes] | None = None
         self.eos = {t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, t)}
+        self._geometry: KvGeometry | None = None
 
     # --- vocabulary -------------------------------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
@@ -154,6 +164,13 @@ class LlamaEngine:
             return Cursor(self, WORK_SEQ, len(prefix))
 
     def _decode(self, tokens: list[int], seq: int, position: int, want_logits: bool = True) -> np.ndarray | None:
+        return self.decode_at(tokens, seq, range(position, position + len(tokens)), want_logits)
+
+    def decode_at(
+        self, tokens: list[int], seq: int, positions: Sequence[int], want_logits: bool = True
+    ) -> np.ndarray | None:
+        """Decode ``tokens`` at ``positions`` (ascending; gaps allowed: the causal mask is by position) and
+        return the last token's next-token logits."""
         batch = self._batch
         step = self.settings.n_batch
         for start in range(0, len(tokens), step):
@@ -161,14 +178,14 @@ class LlamaEngine:
             batch.n_tokens = len(chunk)
             for i, token in enumerate(chunk):
                 batch.token[i] = token
-                batch.pos[i] = position + start + i
+                batch.pos[i] = positions[start + i]
                 batch.n_seq_id[i] = 1
                 batch.seq_id[i][0] = seq
                 batch.logits[i] = False
             last = start + step >= len(tokens)
             if last and want_logits:
                 batch.logits[len(chunk) - 1] = True
-            if position + start + len(chunk) > self.settings.n_ctx:
+            if positions[start + len(chunk) - 1] >= self.settings.n_ctx:
                 raise EngineError(f"the prompt does not fit the context of {self.settings.n_ctx} tokens")
             code = self._ll.llama_decode(self._ctx, batch)
             if code != 0:
@@ -180,6 +197,77 @@ class LlamaEngine:
 
     def _remove(self, seq: int, start: int) -> None:
         self._ll.llama_memory_seq_rm(self._memory, seq, start, -1)
+
+    # --- KV state, for compiled blocks (kv_splice.py) ------------------------------------------------------
+    def metadata(self, key: str) -> str | None:
+        buffer = ctypes.create_string_buffer(4096)
+        n = self._ll.llama_model_meta_val_str(self._model, key.encode(), buffer, 4096)
+        return buffer.value.decode(errors="replace") if n >= 0 else None
+
+    def geometry(self) -> KvGeometry:
+        """The model's KV shapes and RoPE parameters and this context's cache layout, probed once."""
+        if self._geometry is not None:
+            return self._geometry
+        ll, model = self._ll, self._model
+        digest = hashlib.blake2b(digest_size=16)
+        buffer = ctypes.create_string_buffer(4096)
+        for index in range(ll.llama_model_meta_count(model)):
+            ll.llama_model_meta_key_by_index(model, index, buffer, 4096)
+            key = buffer.value
+            ll.llama_model_meta_val_str_by_index(model, index, buffer, 4096)
+            digest.update(key + b"=" + buffer.value + b"\n")
+        ll.llama_model_desc(model, buffer, 4096)
+        digest.update(buffer.value)
+        digest.update(f"{ll.llama_model_n_params(model)}:{ll.llama_model_size(model)}".encode())
+        arch = self.metadata("general.architecture") or ""
+        n_head = int(ll.llama_model_n_head(model))
+        n_head_kv = int(ll.llama_model_n_head_kv(model))
+        head_dim = int(self.metadata(f"{arch}.attention.key_length") or ll.llama_model_n_embd(model) // n_head)
+        yarn = (self.metadata(f"{arch}.rope.scaling.type") or "") == "yarn"
+        with self.lock:
+            self._decode([self.tokenize(" ")[0]], SCRATCH_SEQ, 0, want_logits=False)
+            probe = kv_state.parse(self.state_get(SCRATCH_SEQ))
+            self._remove(SCRATCH_SEQ, 0)
+        assert probe is not None
+        self._geometry = KvGeometry(
+            fingerprint=digest.digest(),
+            n_layer=int(ll.llama_model_n_layer(model)),
+            n_head_kv=n_head_kv,
+            head_dim=head_dim,
+            n_rot=int(self.metadata(f"{arch}.rope.dimension_count") or head_dim),
+            rope_type=int(ll.llama_model_rope_type(model)),
+            freq_base=float(self.metadata(f"{arch}.rope.freq_base") or 10000.0),
+            freq_scale=float(ll.llama_model_rope_freq_scale_train(model)),
+            yarn_ext_factor=1.0 if yarn else 0.0,
+            yarn_attn_factor=float(self.metadata(f"{arch}.rope.scaling.attn_factor") or 1.0),
+            yarn_beta_fast=32.0,
+            yarn_beta_slow=1.0,
+            yarn_orig_ctx=int(self.metadata(f"{arch}.rope.scaling.original_context_length") or 0),
+            k_type=self._kv_types[0],
+            v_type=self._kv_types[1],
+            v_trans=probe.v_trans,
+        )
+        return self._geometry
+
+    def state_get(self, seq: int) -> bytes:
+        """The sequence's cells as llama.cpp's state blob (see kv_state.py)."""
+        size = self._ll.llama_state_seq_get_size(self._ctx, seq)
+        buffer = (ctypes.c_uint8 * size)()
+        written = self._ll.llama_state_seq_get_data(self._ctx, buffer, size, seq)
+        return bytes(memoryview(buffer)[:written])
+
+    def state_set(self, seq: int, blob: bytes) -> None:
+        """Replace sequence ``seq`` with the cells of ``blob``."""
+        buffer = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
+        if self._ll.llama_state_seq_set_data(self._ctx, buffer, len(blob), seq) != len(blob):
+            raise EngineError("llama.cpp refused the KV state blob")
+
+    def share(self, source: int, target: int, start: int, end: int) -> None:
+        """Make cells [start, end) of ``source`` part of ``target`` too (no copy in a unified cache)."""
+        self._ll.llama_memory_seq_cp(self._memory, source, target, start, end)
+
+    def drop(self, seq: int, start: int = 0, end: int = -1) -> None:
+        self._ll.llama_memory_seq_rm(self._memory, seq, start, end)
 
     def close(self) -> None:
         with self.lock:

@@ -1,0 +1,291 @@
+"""Compiled schema blocks (.atb) and the KV splice, on the real default model.
+
+Fidelity is asserted where it must be exact: at Δpos 0 the spliced cells and the next-token logits are
+bit-identical to a prefill, in both V layouts; with the whole block repaired, at any depth. Greedy
+argument generation gives identical tokens spliced and prefilled. Speed is benchmarked, not tested
+(``nexus-gateway bench splice``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import TESTS
+
+from nexus_gateway import kv_state, rope
+from nexus_gateway.arguments import ArgumentGenerator, schema_text
+from nexus_gateway.atb import BlockCorrupt, BlockMismatch, anchor_of, check_compatible, read_block, write_block
+from nexus_gateway.block_store import SchemaBlocks
+from nexus_gateway.cache import RegistryCache, schema_key
+from nexus_gateway.engine import SCRATCH_SEQ, EngineSettings, LlamaEngine
+from nexus_gateway.kv_splice import RepairPolicy, Splicer, compile_block
+from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
+
+REGISTRY = json.loads((TESTS / "fixtures" / "local_registry.json").read_text())
+TOOLS = {tool["name"]: tool for tool in REGISTRY}
+PREFIX = "<|im_start|>system\nYou fill in JSON arguments for tools.<|im_end|>\n<|im_start|>user\n"
+REQUEST = "Request: read the file notes/todo.txt<|im_end|>\n<|im_start|>assistant\n"
+
+
+def open_engine(flash_attn: bool | None = None) -> LlamaEngine:
+    return LlamaEngine(EngineSettings(str(model_path(lookup(DEFAULT_MODEL))), n_threads=1, flash_attn=flash_attn))
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[LlamaEngine]:
+    engine = open_engine()
+    yield engine
+    engine.close()
+
+
+def tool_tokens(engine: LlamaEngine, name: str) -> list[int]:
+    tool = TOOLS[name]
+    return engine.tokenize(schema_text(tool["name"], tool["inputSchema"], tool.get("description")))
+
+
+def cells(engine: LlamaEngine, seq: int) -> kv_state.SequenceState:
+    state = kv_state.parse(engine.state_get(seq))
+    assert state is not None
+    return state
+
+
+@pytest.mark.parametrize("flash_attn", [True, False], ids=["v-rows", "v-transposed"])
+def test_splice_at_dpos_0_is_bit_identical_to_prefill_in_both_v_layouts(flash_attn: bool) -> None:
+    engine = open_engine(flash_attn)
+    try:
+        assert engine.geometry().v_trans is (not flash_attn)
+        prefix, block_tokens = engine.tokenize(PREFIX), tool_tokens(engine, "read_text_file")
+        request = engine.tokenize(REQUEST)
+        block = compile_block(engine, prefix, block_tokens)
+        cursor = engine.cursor(prefix)
+        cursor.feed(block_tokens)
+        expected_logits = cursor.feed(request)
+        expected = cells(engine, cursor.seq)
+
+        cursor = engine.cursor(prefix)
+        Splicer(engine).splice(cursor, block, repair=0)
+        logits = cursor.feed(request)
+        spliced = cells(engine, cursor.seq)
+        assert np.array_equal(spliced.positions, expected.positions)
+        assert np.array_equal(spliced.k.view(np.uint16), expected.k.view(np.uint16))
+        assert np.array_equal(spliced.v.view(np.uint16), expected.v.view(np.uint16))
+        assert np.array_equal(logits, expected_logits)
+    finally:
+        engine.close()
+
+
+def test_state_blob_round_trips_byte_for_byte(engine: LlamaEngine) -> None:
+    cursor = engine.cursor(engine.tokenize(PREFIX))
+    cursor.feed(engine.tokenize("Tool: echo"))
+    blob = engine.state_get(cursor.seq)
+    state = kv_state.parse(blob)
+    assert state is not None and state.n_cells == cursor.position
+    assert kv_state.build(cursor.seq, state) == blob
+
+
+def test_rerotation_matches_llama_cpp_k_shift_and_native_matches_numpy(engine: LlamaEngine) -> None:
+    geometry = engine.geometry()
+    tokens = engine.tokenize(PREFIX + "Tool: echo")
+    with engine.lock:
+        engine.drop(SCRATCH_SEQ)
+        engine.decode_at(tokens, SCRATCH_SEQ, range(len(tokens)), want_logits=False)
+        before = cells(engine, SCRATCH_SEQ)
+        delta = 300  # llama.cpp's own K-shift: seq_add, applied to every cell on the next decode
+        engine._ll.llama_memory_seq_add(engine._memory, SCRATCH_SEQ, 0, -1, delta)
+        engine.decode_at(engine.tokenize(" x"), SCRATCH_SEQ, [len(tokens) + delta], want_logits=False)
+        shifted = cells(engine, SCRATCH_SEQ).k[:, : len(tokens)]
+        engine.drop(SCRATCH_SEQ)
+    ours = before.k.copy()
+    rope.rerotate(ours, delta, geometry, use_native=False)
+    ulp = np.abs(ours.view(np.int16).astype(np.int32) - shifted.view(np.int16).astype(np.int32))
+    assert ulp.max() <= 1 and (ulp > 0).mean() < 1e-3
+    if rope.backend() == "native":
+        native = before.k.copy()
+        rope.rerotate(native, delta, geometry, use_native=True)
+        assert np.array_equal(native.view(np.uint16), ours.view(np.uint16))
+    back = ours.copy()
+    rope.rerotate(back, -delta, geometry)
+    assert np.abs(back.astype(np.float32) - before.k.astype(np.float32)).max() < 0.05
+
+
+def test_full_repair_at_depth_equals_prefill(engine: LlamaEngine) -> None:
+    """Deeper than the anchor, re-decoding the whole block reproduces the prefill exactly; the policy's
+    partial repair leaves the cursor consistent (same positions, next-token logits)."""
+    prefix, block_tokens = engine.tokenize(PREFIX), tool_tokens(engine, "write_file")
+    between = engine.tokenize("Earlier: the user listed the notes folder and read todo.txt.\n")
+    request = engine.tokenize(REQUEST)
+    block = compile_block(engine, prefix, block_tokens)
+    cursor = engine.cursor(prefix)
+    cursor.feed(between)
+    cursor.feed(block_tokens)
+    expected = cursor.feed(request)
+
+    splicer = Splicer(engine, RepairPolicy(k=2))
+    cursor = engine.cursor(prefix)
+    cursor.feed(between)
+    splicer.splice(cursor, block, repair=len(block_tokens))
+    assert np.array_equal(cursor.feed(request), expected)
+
+    cursor = engine.cursor(prefix)
+    cursor.feed(between)
+    repair = splicer.policy.tokens(len(between), len(block_tokens))
+    assert 0 < repair < len(block_tokens)
+    splicer.splice(cursor, block, repair=repair)
+    assert cursor.position == len(prefix) + len(between) + len(block_tokens)
+    partial = cursor.feed(request)
+    assert partial.shape == expected.shape and np.isfinite(partial).all()
+    assert np.array_equal(cells(engine, cursor.seq).positions, np.arange(cursor.position))
+
+
+def test_repair_policy_grows_with_depth_and_clamps() -> None:
+    policy = RepairPolicy(r_base=5, m=256, k=4)
+    assert policy.tokens(0, 200) == 0
+    assert policy.percent(100) == 5 and policy.percent(256) == 5
+    assert policy.percent(256 + 256 * 3) == 100 and policy.percent(10_000) == 100
+    assert policy.percent(512) == pytest.approx(5 + 256 / 768 * 95)
+    assert policy.tokens(10, 200) == 10
+
+
+def test_block_file_rejects_other_models_layouts_prefixes_and_corruption(engine: LlamaEngine, tmp_path: Path) -> None:
+    prefix = engine.tokenize(PREFIX)
+    block = compile_block(engine, prefix, tool_tokens(engine, "echo"))
+    path = tmp_path / "echo.atb"
+    write_block(path, block)
+    loaded = read_block(path)
+    live, anchor = engine.geometry(), anchor_of(prefix)
+    check_compatible(loaded.header, live, anchor)
+    assert np.array_equal(loaded.k, block.k) and np.array_equal(loaded.v, block.v)
+    assert path.stat().st_blocks * 512 < 2 * 1024 * 1024 + 2 * block.nbytes  # sparse: the gaps are holes
+
+    variants = {
+        "model": dataclasses.replace(live, fingerprint=bytes(16)),
+        "freq_base": dataclasses.replace(live, freq_base=10000.0),
+        "freq_scale": dataclasses.replace(live, freq_scale=0.5),
+        "v_trans": dataclasses.replace(live, v_trans=not live.v_trans),
+        "k_type": dataclasses.replace(live, k_type=8),
+    }
+    for field, other in variants.items():
+        with pytest.raises(BlockMismatch, match=field):
+            check_compatible(loaded.header, other, anchor)
+    with pytest.raises(BlockMismatch, match="prefix"):
+        check_compatible(loaded.header, live, anchor_of([*prefix, 1]))
+
+    data = bytearray(path.read_bytes())
+    truncated = tmp_path / "truncated.atb"
+    truncated.write_bytes(data[: len(data) - 100])
+    with pytest.raises(BlockCorrupt, match="truncated"):
+        read_block(truncated)
+    data[-1] ^= 0x40
+    flipped = tmp_path / "flipped.atb"
+    flipped.write_bytes(bytes(data))
+    with pytest.raises(BlockCorrupt, match="checksum"):
+        read_block(flipped)
+
+
+def test_mismatched_block_falls_back_to_prefill_and_says_why(engine: LlamaEngine) -> None:
+    prefix, block_tokens = engine.tokenize(PREFIX), tool_tokens(engine, "echo")
+    block = compile_block(engine, prefix, block_tokens)
+    splicer = Splicer(engine)
+    cursor = engine.cursor(prefix)
+    report = splicer.place(cursor, block, block_tokens, anchor_of([*prefix, 1]))
+    assert report.path == "prefill" and "prefix" in report.reason
+    assert cursor.position == len(prefix) + len(block_tokens)
+    other = dataclasses.replace(block, tokens=block.tokens[::-1].copy())
+    report = splicer.place(engine.cursor(prefix), other, block_tokens, anchor_of(prefix))
+    assert report.path == "prefill" and "other text" in report.reason
+    report = splicer.place(engine.cursor(prefix), block, block_tokens, anchor_of(prefix))
+    assert report.path == "splice" and report.dpos == 0 and report.repaired == 0
+
+
+def test_block_store_compiles_once_and_recompiles_a_corrupt_file(engine: LlamaEngine, tmp_path: Path) -> None:
+    blocks = SchemaBlocks(engine, engine.tokenize(PREFIX), RegistryCache(tmp_path))
+    items = [(schema_key(TOOLS[name]), tool_tokens(engine, name)) for name in ("echo", "get-sum")]
+    seen: list[tuple[int, int]] = []
+    assert blocks.compile_missing(items, lambda done, total: seen.append((done, total))) == 2
+    assert seen[-1] == (2, 2)
+    assert blocks.compile_missing(items) == 0
+    fresh = SchemaBlocks(engine, engine.tokenize(PREFIX), RegistryCache(tmp_path))  # from disk this time
+    assert fresh.compile_missing(items) == 0
+    path = fresh.path(items[0][0])
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 1
+    path.write_bytes(bytes(data))
+    again = SchemaBlocks(engine, engine.tokenize(PREFIX), RegistryCache(tmp_path))
+    assert again.get(items[0][0]) is None and not path.exists()
+    assert again.compile_missing(items) == 1
+
+
+INTENTS = [
+    ("read_text_file", "show me the first 5 lines of notes/todo.txt"),
+    ("write_file", "write 'hello world' to greetings/hello.txt"),
+    ("edit_file", "in app/config.py replace DEBUG = True with DEBUG = False"),
+    ("search_files", "find every .md file under docs"),
+    ("move_file", "rename drafts/a.txt to final/a.txt"),
+    ("get-sum", "what is 17 plus 25"),
+    ("echo", "echo back the words good morning"),
+    ("create_entities", "remember that Ada is a person who works at Acme"),
+    ("git_log", "show the last 3 commits of the repository at /srv/app"),
+    ("list_directory", "what is in the src folder"),
+]
+
+
+@pytest.fixture(scope="module")
+def generators(
+    engine: LlamaEngine, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[ArgumentGenerator, ArgumentGenerator]:
+    plain = ArgumentGenerator(engine)
+    spliced = ArgumentGenerator(engine)
+    spliced.blocks = SchemaBlocks(engine, spliced.prefix_tokens, RegistryCache(tmp_path_factory.mktemp("blocks")))
+    items = []
+    for name, _ in INTENTS:
+        tool = TOOLS[name]
+        text = schema_text(tool["name"], tool["inputSchema"], tool.get("description"))
+        items.append((schema_key(tool), engine.tokenize(text)))
+    spliced.blocks.compile_missing(items)
+    return plain, spliced
+
+
+def run(generator: ArgumentGenerator, name: str, intent: str) -> tuple[dict[str, object], dict[str, object] | None]:
+    tool = TOOLS[name]
+    generation = generator.generate(
+        name, tool["inputSchema"], tool.get("description"), intent, full_schema=True, block_key=schema_key(tool)
+    )
+    return generation.raw, generation.schema_placement
+
+
+def test_greedy_generations_are_identical_spliced_and_prefilled(
+    generators: tuple[ArgumentGenerator, ArgumentGenerator],
+) -> None:
+    plain, spliced = generators
+    for name, intent in INTENTS:
+        expected, no_placement = run(plain, name, intent)
+        got, placement = run(spliced, name, intent)
+        assert no_placement is None
+        assert placement is not None and placement["path"] == "splice", placement
+        assert got == expected, name
+
+
+def test_four_threads_calling_concurrently_match_the_serial_results(
+    generators: tuple[ArgumentGenerator, ArgumentGenerator],
+) -> None:
+    _, spliced = generators
+    work = INTENTS[:8]
+    serial = [run(spliced, name, intent)[0] for name, intent in work]
+    results: dict[int, dict[str, object]] = {}
+
+    def worker(offset: int) -> None:
+        for index in range(offset, len(work), 4):
+            results[index] = run(spliced, *work[index])[0]
+
+    threads = [threading.Thread(target=worker, args=(offset,)) for offset in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[i] for i in range(len(work))] == serial
