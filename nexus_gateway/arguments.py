@@ -163,7 +163,7 @@ class ArgumentGenerator:
         """Prefill the fixed prefix now instead of on the first call."""
         with self.engine.lock:
             self.engine.cursor(self.prefix_tokens)
-            self.engine.cursor(self.chooser_tokens, slot=1)
+            self.engine.cursor(self.chooser_tokens)
 
     def choose_tool(self, intent: str, candidates: list[tuple[str, str]]) -> Choice:
         """Let the model pick among close candidates ``(name, compressed IR)``, under a constraint to
@@ -172,8 +172,7 @@ class ArgumentGenerator:
         text = f"Tools:\n{lines}\nRequest: {intent}<|im_end|>\n<|im_start|>assistant\n"
         started = time.perf_counter()
         with self.engine.lock:
-            cursor = self.engine.cursor(self.chooser_tokens, slot=1)
-            cursor.feed(self.engine.tokenize(text))
+            cursor = self.engine.cursor(self.chooser_tokens + self.engine.tokenize(text))
             decoder = SchemaDecoder(self.engine, self.vocabulary, cursor)
             index = decoder.choose([name for name, _ in candidates])
         return Choice(index, (time.perf_counter() - started) * 1000)
@@ -203,14 +202,17 @@ class ArgumentGenerator:
             suffix = self.engine.tokenize(turn_text(compressed_ir(name, schema, description), intent, window_text))
         with self.engine.lock:
             started = time.perf_counter()
-            cursor = self.engine.cursor(self.prefix_tokens)
+            if schema_tokens:
+                cursor = self.engine.cursor(self.prefix_tokens, logits=False)
+                if self.blocks is not None and block_key is not None:
+                    placement = self.blocks.place(cursor, block_key, schema_tokens)
+                else:
+                    cursor.feed(schema_tokens)
+                cursor.feed(suffix)
+            else:  # the whole prompt: the arena serves what an earlier turn of the session already holds
+                cursor = self.engine.cursor(self.prefix_tokens + suffix)
             decoder = SchemaDecoder(self.engine, self.vocabulary, cursor)
             decoder.stats.started = started
-            if schema_tokens and self.blocks is not None and block_key is not None:
-                placement = self.blocks.place(cursor, block_key, schema_tokens)
-            elif schema_tokens:
-                cursor.feed(schema_tokens)
-            cursor.feed(suffix)
             timings["prefill"] = (time.perf_counter() - started) * 1000
             raw = decoder.object(schema, schema, 0)
             timings["decode"] = (time.perf_counter() - started) * 1000 - timings["prefill"]

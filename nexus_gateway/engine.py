@@ -1,12 +1,14 @@
-"""The local LLM engine: one llama.cpp context, several sequences, a reused system prefix.
+"""The local LLM engine: one llama.cpp context, several sequences, warm prompts reused.
 
 Why the low-level API: ``llama_cpp.Llama`` always works on sequence 0 and trims the cache to what it
-last saw, so a fixed system prefix cannot stay warm while turns come and go. Here sequence 0 holds the
-prefix for the life of the process and every turn copies it (``seq_cp`` in a unified KV cache shares
-the cells, nothing is recomputed) into a work sequence and prefills only what is new: the tool's
-compressed signature, the session window and the intent.
+last saw, so a fixed system prefix cannot stay warm while turns come and go. Here every prompt is
+remembered in a slot of the prefix arena (``prefix_arena.py``: 32 sequences, longest common prefix,
+LRU) and each turn shares the longest warm prefix into the work sequence (``seq_cp`` in a unified KV
+cache shares the cells, nothing is recomputed), then prefills only what is new: for a session's next
+turn, its new window line and request.
 
-A second warm prefix (sequence 2) serves the tool choice among close candidates.
+Sequences: 0 is the work sequence, 1 the scratch a compiled block is loaded into (``kv_splice.py``),
+2 a spare for benchmarks, 3… the arena's slots.
 
 A turn holds :attr:`LlamaEngine.lock` (re-entrant, coarse): one context, one decode at a time.
 :class:`Cursor` is the only way to feed tokens, so positions and sequences cannot drift apart.
@@ -18,6 +20,7 @@ A turn holds :attr:`LlamaEngine.lock` (re-entrant, coarse): one context, one dec
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import threading
 from collections.abc import Sequence
@@ -30,10 +33,12 @@ import numpy as np
 from . import kv_state
 from .exceptions import NexusError
 from .kv_state import KvGeometry
+from .prefix_arena import PrefixArena
 
-WORK_SEQ = 1
-PREFIX_SEQS = (0, 2)  # warm prefixes: argument generation, tool choice
-SCRATCH_SEQ = 3  # where a compiled block lands before its cells are shared into the work sequence
+WORK_SEQ = 0  # the turn being decoded
+SCRATCH_SEQ = 1  # where a compiled block lands before its cells are shared into the work sequence
+SPARE_SEQ = 2  # for benchmarks' checkpoints
+ARENA_FIRST_SEQ = 3  # then the prefix arena's slots
 
 
 class EngineError(NexusError):
@@ -48,7 +53,7 @@ class EngineSettings:
     n_ctx: int = 4096
     n_threads: int = 2
     n_batch: int = 512
-    n_seq: int = 4
+    arena_slots: int = 32
     flash_attn: bool | None = None  # None: llama.cpp decides; off stores V transposed, on in rows
 
 
@@ -61,11 +66,15 @@ class GenerationBackend(Protocol):
 
     def pieces(self) -> list[bytes]: ...
 
-    def cursor(self, prefix: list[int], slot: int = 0) -> Cursor: ...
+    def cursor(self, prompt: list[int], *, logits: bool = True) -> Cursor: ...
 
 
+@functools.cache
 def _silence_llama_logs(llama_cpp: Any) -> Any:
-    """llama.cpp logs to stderr by default; keep it quiet (stdout is the stdio transport's anyway)."""
+    """llama.cpp logs to stderr by default; keep it quiet (stdout is the stdio transport's anyway).
+
+    Once per process: llama.cpp keeps one global pointer to the callback, so the callback must outlive
+    every engine (a second engine's callback, freed with it, crashed the first engine's ``close``)."""
 
     @llama_cpp.llama_log_callback
     def _ignore(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
@@ -99,7 +108,7 @@ class LlamaEngine:
         params.n_ctx = settings.n_ctx
         params.n_batch = settings.n_batch
         params.n_ubatch = settings.n_batch
-        params.n_seq_max = settings.n_seq
+        params.n_seq_max = ARENA_FIRST_SEQ + settings.arena_slots
         params.n_threads = settings.n_threads
         params.n_threads_batch = settings.n_threads
         params.kv_unified = True  # seq_cp shares cells instead of copying them
@@ -114,7 +123,7 @@ class LlamaEngine:
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
         self._batch = llama_cpp.llama_batch_init(settings.n_batch, 0, 1)
         self.lock = threading.RLock()
-        self._prefixes: dict[int, list[int]] = {seq: [] for seq in PREFIX_SEQS}
+        self.arena = PrefixArena(ARENA_FIRST_SEQ, settings.arena_slots, settings.n_ctx, self.share, self.drop)
         self._pieces: list[bytes] | None = None
         self.eos = {t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, t)}
         self._geometry: KvGeometry | None = None
@@ -142,26 +151,23 @@ class LlamaEngine:
             self._pieces = table
         return self._pieces
 
-    def cursor(self, prefix: list[int], slot: int = 0) -> Cursor:
-        """A fresh work sequence that starts with ``prefix``; the longest part of it already warm in
-        prefix sequence ``slot`` is shared, the rest is prefilled (and kept warm for the next turn)."""
-        seq = PREFIX_SEQS[slot]
+    def cursor(self, prompt: list[int], *, logits: bool = True) -> Cursor:
+        """A fresh work sequence holding ``prompt``.
+
+        The longest prefix of ``prompt`` warm in the arena is shared, not recomputed; the rest is prefilled
+        and the prompt is remembered for the next turn. With ``logits`` at least the last token is decoded,
+        so the cursor holds the next-token logits; without, a fully warm prompt is shared whole, so its
+        cells are exactly the ones a block compiled after it saw (``kv_splice.py``)."""
         with self.lock:
-            warm = self._prefixes[seq]
-            common = 0
-            for a, b in zip(warm, prefix, strict=False):
-                if a != b:
-                    break
-                common += 1
-            if common < len(warm):
-                self._ll.llama_memory_seq_rm(self._memory, seq, common, -1)
-                self._prefixes[seq] = warm[:common]
-            if common < len(prefix):
-                self._decode(prefix[common:], seq, common, want_logits=False)
-                self._prefixes[seq] = list(prefix)
-            self._ll.llama_memory_seq_rm(self._memory, WORK_SEQ, -1, -1)
-            self._ll.llama_memory_seq_cp(self._memory, seq, WORK_SEQ, 0, len(prefix))
-            return Cursor(self, WORK_SEQ, len(prefix))
+            common = self.arena.attach(prompt, WORK_SEQ)
+            if logits:
+                common = min(common, len(prompt) - 1)
+                self.drop(WORK_SEQ, common)
+            cursor = Cursor(self, WORK_SEQ, common)
+            if common < len(prompt):
+                cursor.feed(prompt[common:])
+            self.arena.remember(prompt, WORK_SEQ)
+            return cursor
 
     def _decode(self, tokens: list[int], seq: int, position: int, want_logits: bool = True) -> np.ndarray | None:
         return self.decode_at(tokens, seq, range(position, position + len(tokens)), want_logits)
@@ -188,6 +194,8 @@ class LlamaEngine:
             if positions[start + len(chunk) - 1] >= self.settings.n_ctx:
                 raise EngineError(f"the prompt does not fit the context of {self.settings.n_ctx} tokens")
             code = self._ll.llama_decode(self._ctx, batch)
+            while code == 1 and self.arena.evict_lru():  # no free cells: forget the least recently used prompt
+                code = self._ll.llama_decode(self._ctx, batch)
             if code != 0:
                 raise EngineError(f"llama_decode failed with code {code}")
         if not want_logits:

@@ -118,7 +118,7 @@ def compile_block(engine: LlamaEngine, prefix: list[int], tokens: list[int]) -> 
     if reason:
         raise EngineError(f"cannot compile blocks for this model: {reason}")
     with engine.lock:
-        cursor = engine.cursor(prefix)
+        cursor = engine.cursor(prefix, logits=False)
         cursor.feed(tokens)
         state = kv_state.parse(engine.state_get(cursor.seq))
         engine.drop(cursor.seq)
@@ -178,12 +178,23 @@ class Splicer:
         self.costs.observe_prefill(len(tokens), ms)
         return SpliceReport("prefill", reason, ms=ms)
 
-    def splice(self, cursor: Cursor, block: Block, repair: int, scattered: list[int] | None = None) -> None:
-        """Load ``block`` at the cursor, re-anchored, then re-decode its last ``repair`` tokens (or, for the
-        benchmark's comparison, the block-relative token indices ``scattered``)."""
+    def splice(
+        self,
+        cursor: Cursor,
+        block: Block,
+        repair: int,
+        *,
+        seam: int = 0,
+        scattered: list[int] | None = None,
+    ) -> None:
+        """Load ``block`` at the cursor, re-anchored, then re-decode its last ``repair`` tokens.
+
+        For the benchmark's comparisons: ``seam`` re-decodes the first tokens instead (where the block
+        meets text it was not compiled after), ``scattered`` the given block-relative token indices."""
         engine = self.engine
         n_past = cursor.position
         size = block.header.n_tokens
+        tokens = [int(t) for t in block.tokens]
         with engine.lock:
             started = time.perf_counter()
             keys = np.array(block.k, dtype=np.float16, copy=True)
@@ -194,26 +205,30 @@ class Splicer:
             engine.share(SCRATCH_SEQ, cursor.seq, n_past, n_past + size)
             engine.drop(SCRATCH_SEQ)
             self.costs.observe_load(block.nbytes / 1e6, (time.perf_counter() - started) * 1000)
-            tokens = [int(t) for t in block.tokens]
+            cursor.position = n_past + size
+            cursor.logits = None
+            if seam:
+                self._redecode(cursor.seq, n_past, list(range(seam)), tokens, contiguous=True)
             if scattered:
-                # llama.cpp wants a batch to continue its sequence, so each chosen token is decoded in the
-                # scratch sequence over a shared view of everything before it, then swapped in.
-                for index in sorted(scattered):
-                    at = n_past + index
-                    engine.drop(SCRATCH_SEQ)
-                    engine.share(cursor.seq, SCRATCH_SEQ, 0, at)
-                    engine.decode_at([tokens[index]], SCRATCH_SEQ, [at], want_logits=False)
-                    engine.drop(cursor.seq, at, at + 1)
-                    engine.share(SCRATCH_SEQ, cursor.seq, at, at + 1)
-                engine.drop(SCRATCH_SEQ)
-                cursor.position = n_past + size
-                cursor.logits = None
-            elif repair:
+                self._redecode(cursor.seq, n_past, sorted(scattered), tokens, contiguous=False)
+            if repair:
                 cursor.position = n_past + size - repair
                 engine.drop(cursor.seq, cursor.position)
                 started = time.perf_counter()
                 cursor.feed(tokens[size - repair :])
                 self.costs.observe_prefill(repair, (time.perf_counter() - started) * 1000)
-            else:
-                cursor.position = n_past + size
-                cursor.logits = None
+
+    def _redecode(self, seq: int, n_past: int, indices: list[int], tokens: list[int], contiguous: bool) -> None:
+        """Recompute block tokens in the middle of ``seq``. llama.cpp wants a batch to continue its
+        sequence, so they are decoded in the scratch sequence over a shared view of everything before
+        them, then swapped in (one batch when contiguous, one token at a time otherwise)."""
+        engine = self.engine
+        groups = [indices] if contiguous else [[i] for i in indices]
+        for group in groups:
+            at = n_past + group[0]
+            engine.drop(SCRATCH_SEQ)
+            engine.share(seq, SCRATCH_SEQ, 0, at)
+            engine.decode_at([tokens[i] for i in group], SCRATCH_SEQ, [n_past + i for i in group], want_logits=False)
+            engine.drop(seq, at, n_past + group[-1] + 1)
+            engine.share(SCRATCH_SEQ, seq, at, n_past + group[-1] + 1)
+        engine.drop(SCRATCH_SEQ)

@@ -63,12 +63,12 @@ def test_splice_at_dpos_0_is_bit_identical_to_prefill_in_both_v_layouts(flash_at
         prefix, block_tokens = engine.tokenize(PREFIX), tool_tokens(engine, "read_text_file")
         request = engine.tokenize(REQUEST)
         block = compile_block(engine, prefix, block_tokens)
-        cursor = engine.cursor(prefix)
+        cursor = engine.cursor(prefix, logits=False)
         cursor.feed(block_tokens)
         expected_logits = cursor.feed(request)
         expected = cells(engine, cursor.seq)
 
-        cursor = engine.cursor(prefix)
+        cursor = engine.cursor(prefix, logits=False)
         Splicer(engine).splice(cursor, block, repair=0)
         logits = cursor.feed(request)
         spliced = cells(engine, cursor.seq)
@@ -121,18 +121,18 @@ def test_full_repair_at_depth_equals_prefill(engine: LlamaEngine) -> None:
     between = engine.tokenize("Earlier: the user listed the notes folder and read todo.txt.\n")
     request = engine.tokenize(REQUEST)
     block = compile_block(engine, prefix, block_tokens)
-    cursor = engine.cursor(prefix)
+    cursor = engine.cursor(prefix, logits=False)
     cursor.feed(between)
     cursor.feed(block_tokens)
     expected = cursor.feed(request)
 
     splicer = Splicer(engine, RepairPolicy(k=2))
-    cursor = engine.cursor(prefix)
+    cursor = engine.cursor(prefix, logits=False)
     cursor.feed(between)
     splicer.splice(cursor, block, repair=len(block_tokens))
     assert np.array_equal(cursor.feed(request), expected)
 
-    cursor = engine.cursor(prefix)
+    cursor = engine.cursor(prefix, logits=False)
     cursor.feed(between)
     repair = splicer.policy.tokens(len(between), len(block_tokens))
     assert 0 < repair < len(block_tokens)
@@ -192,14 +192,14 @@ def test_mismatched_block_falls_back_to_prefill_and_says_why(engine: LlamaEngine
     prefix, block_tokens = engine.tokenize(PREFIX), tool_tokens(engine, "echo")
     block = compile_block(engine, prefix, block_tokens)
     splicer = Splicer(engine)
-    cursor = engine.cursor(prefix)
+    cursor = engine.cursor(prefix, logits=False)
     report = splicer.place(cursor, block, block_tokens, anchor_of([*prefix, 1]))
     assert report.path == "prefill" and "prefix" in report.reason
     assert cursor.position == len(prefix) + len(block_tokens)
     other = dataclasses.replace(block, tokens=block.tokens[::-1].copy())
-    report = splicer.place(engine.cursor(prefix), other, block_tokens, anchor_of(prefix))
+    report = splicer.place(engine.cursor(prefix, logits=False), other, block_tokens, anchor_of(prefix))
     assert report.path == "prefill" and "other text" in report.reason
-    report = splicer.place(engine.cursor(prefix), block, block_tokens, anchor_of(prefix))
+    report = splicer.place(engine.cursor(prefix, logits=False), block, block_tokens, anchor_of(prefix))
     assert report.path == "splice" and report.dpos == 0 and report.repaired == 0
 
 
