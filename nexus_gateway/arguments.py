@@ -136,6 +136,7 @@ class Generation:
     chosen_tokens: int = 0
     forced_tokens: int = 0
     schema_placement: dict[str, Any] | None = None  # full-schema mode: spliced or prefilled, and why
+    fallback_from: list[str] | None = None  # schema "auto": what the signature left unresolved
 
     def trace(self) -> dict[str, Any]:
         return {
@@ -146,6 +147,7 @@ class Generation:
             "tokens": {"chosen": self.chosen_tokens, "forced": self.forced_tokens},
             "ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             **({"schema": self.schema_placement} if self.schema_placement else {}),
+            **({"auto_full_schema_after": self.fallback_from} if self.fallback_from else {}),
         }
 
 

@@ -23,6 +23,9 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_MAX_BACKOFF = 30.0
 DEFAULT_PING_INTERVAL = 30.0
 DEFAULT_SEARCH_LIMIT = 8
+# ir: the compressed signature; full: the whole JSON schema, spliced from its compiled KV block;
+# auto: the signature first, the full schema when the signature leaves required arguments unresolved.
+SCHEMA_MODES = ("ir", "full", "auto")
 
 TransportKind = Literal["stdio", "http", "sse"]
 
@@ -82,6 +85,7 @@ class GatewaySettings:
     model_threads: int = 2
     generate: bool = True  # generate arguments locally when `call` gets none
     judge: bool = False  # let the local LLM pick among close candidates (measured: docs/routing.md)
+    schema: str = "ir"  # what the LLM sees of a tool: "ir", "full" (spliced compiled blocks), "auto"
 
 
 @dataclass(frozen=True)
@@ -237,6 +241,9 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     threads = raw.get("model_threads", defaults.model_threads)
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ConfigError(f"nexus.model_threads: must be a positive integer, got {threads!r}")
+    schema = raw.get("schema", defaults.schema)
+    if schema not in SCHEMA_MODES:
+        raise ConfigError(f"nexus.schema: must be one of {', '.join(SCHEMA_MODES)}, got {schema!r}")
     generate, judge = raw.get("generate", True), raw.get("judge", False)
     for key, flag in (("generate", generate), ("judge", judge)):
         if not isinstance(flag, bool):
@@ -246,6 +253,7 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
         model_threads=threads,
         generate=generate,
         judge=judge,
+        schema=schema,
         routing=_parse_routing(raw.get("routing", {})),
         call_timeout=positive("call_timeout"),
         connect_timeout=positive("connect_timeout"),

@@ -52,7 +52,13 @@ class Gateway:
         self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed)
         self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools)
         self.routing = RouterService(self.registry, self.cache, self.settings.routing)
-        self.generation = GenerationService(self.settings.model, self.settings.model_threads, self.settings.generate)
+        self.generation = GenerationService(
+            self.settings.model,
+            self.settings.model_threads,
+            self.settings.generate,
+            schema_mode=self.settings.schema,
+            cache=self.cache,
+        )
         for upstream in config.upstreams:
             if self.registry.load_cached_server(upstream.name):
                 logger.info(
@@ -65,6 +71,7 @@ class Gateway:
         computed = self.registry.set_server_tools(server, tools)
         logger.debug("registry: %s has %d tools (%d newly ingested)", server, len(tools), computed)
         self.routing.notify_changed()
+        self.generation.notify_tools_changed()
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Gateway]:
@@ -72,12 +79,17 @@ class Gateway:
         async with anyio.create_task_group() as group:
             await group.start(self.routing.run)
             await group.start(self.pool.run)
-            group.start_soon(self.generation.start)  # the LLM loads in the background; `call` asks until then
+            group.start_soon(self._start_generation)  # the LLM loads in the background; `call` asks until then
             await self.routing.wait_ready(self.settings.routing.startup_wait)
             try:
                 yield self
             finally:
                 group.cancel_scope.cancel()
+
+    async def _start_generation(self) -> None:
+        await self.generation.start()
+        if self.settings.schema != "ir":
+            await self.generation.compile_blocks(self.registry.entries)
 
     # ##### Tools #####
 

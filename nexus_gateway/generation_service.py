@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 
-from .arguments import ArgumentGenerator, Generation
+from .arguments import ArgumentGenerator, Generation, schema_text
+from .block_store import SchemaBlocks
+from .cache import RegistryCache
 from .engine import EngineError, EngineSettings, LlamaEngine
 from .exceptions import NexusError
 from .ir import compressed_ir
 from .model_store import DEFAULT_MODEL, GGUF_MODELS, lookup, model_path, verify
+from .progress import progress_printer
 from .registry import ToolEntry
 from .window import SessionWindow
 
@@ -36,11 +40,21 @@ def resolve_model(setting: str | None) -> Path | None:
 
 
 class GenerationService:
-    def __init__(self, model: str | None, threads: int, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        model: str | None,
+        threads: int,
+        enabled: bool = True,
+        schema_mode: str = "ir",
+        cache: RegistryCache | None = None,
+    ) -> None:
         self.model = model
         self.threads = threads
         self.enabled = enabled
+        self.schema_mode = schema_mode
+        self.cache = cache
         self.generator: ArgumentGenerator | None = None
+        self._tools_changed: anyio.Event | None = None  # made inside the event loop, by compile_blocks
         self.error: str | None = None
         self._limiter = anyio.CapacityLimiter(1)
         self._windows: OrderedDict[str, SessionWindow] = OrderedDict()
@@ -66,6 +80,12 @@ class GenerationService:
             engine = LlamaEngine(EngineSettings(str(path), n_threads=self.threads))
             generator = ArgumentGenerator(engine)
             generator.warm()
+            if self.schema_mode != "ir" and self.cache is not None:
+                reason = engine.geometry().why_not_spliceable()
+                if reason:  # full-schema mode still works, by prefilling the schema
+                    logger.info("schema blocks off (the schema is prefilled): %s", reason)
+                else:
+                    generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, self.cache)
         except (NexusError, EngineError, OSError) as exc:
             self.error = str(exc)
             logger.warning("argument generation off: %s", exc)
@@ -75,6 +95,28 @@ class GenerationService:
 
     async def start(self) -> None:
         await anyio.to_thread.run_sync(self.load, limiter=self._limiter)
+
+    def notify_tools_changed(self) -> None:
+        if self._tools_changed is not None:
+            self._tools_changed.set()
+
+    async def compile_blocks(self, entries: Callable[[], list[ToolEntry]]) -> None:
+        """Background task: compile the full-schema block of every tool that has none yet, again whenever
+        an upstream's tools change. One block at a time, each under the engine lock, so calls interleave."""
+        while True:
+            self._tools_changed = anyio.Event()
+            compiled = await anyio.to_thread.run_sync(self._compile_missing, entries())
+            if compiled:
+                logger.info("schema blocks: %d compiled", compiled)
+            await self._tools_changed.wait()
+
+    def _compile_missing(self, entries: list[ToolEntry]) -> int:
+        generator = self.generator
+        if generator is None or generator.blocks is None:
+            return 0
+        tokenize = generator.engine.tokenize
+        todo = [(e.key, tokenize(schema_text(e.name, e.input_schema, e.description))) for e in entries]
+        return generator.blocks.compile_missing(todo, progress_printer("compiling schema blocks"))
 
     def window(self, session: str) -> SessionWindow:
         """The window of one host session (the least recently used is forgotten beyond ``MAX_SESSIONS``)."""
@@ -97,7 +139,20 @@ class GenerationService:
     async def generate(self, entry: ToolEntry, intent: str, window: SessionWindow) -> Generation:
         generator = self.generator
         assert generator is not None
-        return await anyio.to_thread.run_sync(
-            lambda: generator.generate(entry.name, entry.input_schema, entry.description, intent, window),
-            limiter=self._limiter,
-        )
+        mode = self.schema_mode
+
+        def run() -> Generation:
+            args = (entry.name, entry.input_schema, entry.description, intent, window)
+            if mode == "full":
+                return generator.generate(*args, full_schema=True, block_key=entry.key)
+            generation = generator.generate(*args)
+            if mode == "auto" and generation.missing:
+                # the signature left required arguments unresolved: let the model read the whole schema
+                full = generator.generate(*args, full_schema=True, block_key=entry.key)
+                full.fallback_from = generation.missing
+                if len(full.missing) < len(generation.missing):
+                    return full
+                generation.fallback_from = generation.missing
+            return generation
+
+        return await anyio.to_thread.run_sync(run, limiter=self._limiter)

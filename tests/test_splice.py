@@ -14,9 +14,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import numpy as np
 import pytest
-from conftest import TESTS
+from conftest import TESTS, node_server, result_text, stdio_gateway, write_config
 
 from nexus_gateway import kv_state, rope
 from nexus_gateway.arguments import ArgumentGenerator, schema_text
@@ -289,3 +290,30 @@ def test_four_threads_calling_concurrently_match_the_serial_results(
     for thread in threads:
         thread.join()
     assert [results[i] for i in range(len(work))] == serial
+
+
+@pytest.mark.anyio
+async def test_full_schema_mode_splices_compiled_blocks_through_the_gateway(tmp_path: Path) -> None:
+    """`nexus.schema: full`: blocks compile in the background after the model loads; until a tool's block
+    exists its schema is prefilled, afterwards spliced; the trace says which ran, the result is the same."""
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "shopping.txt").write_text("oat milk, lemons\n")
+    servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
+    config = write_config(
+        tmp_path / "config.json", servers, routing={"calibration": None}, model_threads=1, schema="full"
+    )
+    paths = []
+    async with stdio_gateway(config, tmp_path / "cache") as session:
+        with anyio.fail_after(400):
+            while "splice" not in paths:
+                result = await session.call_tool("call", {"intent": f"read the text file {files / 'shopping.txt'}"})
+                trace = (result.meta or {}).get("io.nexus-gateway/trace") or {}
+                schema = trace.get("generation", {}).get("schema")
+                if schema:
+                    assert not result.is_error and "oat milk, lemons" in result_text(result), result_text(result)
+                    paths.append(schema["path"])
+                    if schema["path"] == "splice":
+                        assert schema["dpos"] == 0 and schema["repaired_tokens"] == 0
+                await anyio.sleep(1)
+    assert list((tmp_path / "cache" / "tools").glob("*.atb"))
