@@ -1,4 +1,5 @@
-"""Build the small C core (native/) as nexus_gateway._slb (SLB scan) and ._kv (KV blocks); metadata lives in pyproject.toml.
+"""Build the small C core (native/) as nexus_gateway._slb (SLB scan), ._kv (RoPE
+re-rotation) and ._arena (block arena); metadata lives in pyproject.toml.
 
 The extension is optional: if no C compiler is present the package still installs and the numpy
 fallback, which gives identical answers, is used.
@@ -19,6 +20,12 @@ setup(
             sources=["native/rope.c"],
             # No fused multiply-add: the kernel must round exactly like the numpy fallback.
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-ffp-contract=off"],
+            optional=True,
+        ),
+        Extension(
+            "nexus_gateway._arena",
+            sources=["native/arena.c"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-D_POSIX_C_SOURCE=200809L"],
             optional=True,
         ),
     ]

@@ -77,6 +77,7 @@ class Block:
     tokens: np.ndarray
     k: np.ndarray
     v: np.ndarray
+    owned: bool = False  # a private copy (from the arena): the splice may rotate its keys in place
 
     @property
     def nbytes(self) -> int:

@@ -6,18 +6,21 @@ the block depends on (model fingerprint, prefix anchor, V layout)::
     tools/<schema key>.<model>-<anchor>-<r|t>.atb
 
 so an unchanged schema is never compiled twice, another model or prompt gets its own files, and a
-corrupted file (checksum) is deleted and compiled again. Loaded blocks stay mapped in a bounded LRU.
+corrupted file (checksum) is deleted and compiled again. Loaded blocks live in the block arena
+(``block_arena.py``: page-aligned, LRU, safe across threads); a block evicted from it is read from its
+file again.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .atb import Block, BlockCorrupt, BlockError, anchor_of, read_block, write_block
+import numpy as np
+
+from .atb import Block, BlockCorrupt, BlockError, BlockHeader, anchor_of, read_block, write_block
+from .block_arena import BlockArena, key_of
 from .cache import RegistryCache
 from .engine import Cursor, LlamaEngine
 from .kv_splice import RepairPolicy, Splicer, SpliceReport, compile_block
@@ -33,16 +36,16 @@ class SchemaBlocks:
         cache: RegistryCache,
         *,
         policy: RepairPolicy | None = None,
-        memory_bytes: int = 256 * 1024 * 1024,
+        arena_slots: int = 32,
+        slot_bytes: int = 8 * 1024 * 1024,
     ) -> None:
         self.engine = engine
         self.prefix = list(prefix)
         self.anchor = anchor_of(self.prefix)
         self.cache = cache
         self.splicer = Splicer(engine, policy)
-        self.memory_bytes = memory_bytes
-        self._loaded: OrderedDict[str, Block] = OrderedDict()
-        self._lock = threading.Lock()
+        self.arena = BlockArena(arena_slots, slot_bytes)
+        self._headers: dict[str, tuple[BlockHeader, np.ndarray]] = {}  # what the arena holds the K/V of
         geometry = engine.geometry()
         self.tag = f"{geometry.fingerprint.hex()[:12]}-{self.anchor.hex()[:8]}-{'t' if geometry.v_trans else 'r'}"
 
@@ -50,12 +53,18 @@ class SchemaBlocks:
         return self.cache.root / "tools" / f"{key}.{self.tag}.atb"
 
     def get(self, key: str) -> Block | None:
-        """The block of ``key`` if compiled (memory, then disk), else None."""
-        with self._lock:
-            block = self._loaded.get(key)
-            if block is not None:
-                self._loaded.move_to_end(key)
-                return block
+        """The block of ``key`` if compiled (arena, then disk), else None. From the arena it comes as a
+        private copy (``owned``: the splice may rotate its keys in place)."""
+        known = self._headers.get(key)
+        if known is not None:
+            header, tokens = known
+            g, n = header.geometry, header.n_tokens
+            buffer = np.empty(2 * g.n_layer * n * g.n_embd_k, dtype=np.float16)
+            if self.arena.get_into(key_of(key), buffer) == buffer.nbytes:
+                half = buffer.size // 2
+                k = buffer[:half].reshape(g.n_layer, n, g.n_embd_k)
+                v_shape = (g.n_layer, g.n_embd_k, n) if g.v_trans else (g.n_layer, n, g.n_embd_k)
+                return Block(header, tokens, k, buffer[half:].reshape(v_shape), owned=True)
         path = self.path(key)
         if not path.exists():
             return None
@@ -72,12 +81,10 @@ class SchemaBlocks:
         return block
 
     def _remember(self, key: str, block: Block) -> None:
-        with self._lock:
-            self._loaded[key] = block
-            total = sum(b.nbytes for b in self._loaded.values())
-            while total > self.memory_bytes and len(self._loaded) > 1:
-                _, evicted = self._loaded.popitem(last=False)
-                total -= evicted.nbytes
+        data = np.concatenate([np.asarray(block.k).ravel(), np.asarray(block.v).ravel()])
+        if data.nbytes <= self.arena.stats()["slot_bytes"]:  # larger blocks are read from their file
+            self.arena.put(key_of(key), data)
+            self._headers[key] = (block.header, np.array(block.tokens))
 
     def compile(self, key: str, tokens: list[int]) -> Block:
         block = compile_block(self.engine, self.prefix, tokens)
@@ -92,7 +99,7 @@ class SchemaBlocks:
         self, items: Iterable[tuple[str, list[int]]], progress: Callable[[int, int], None] | None = None
     ) -> int:
         """Compile every ``(key, tokens)`` without a block yet; returns how many were compiled."""
-        todo = [(key, tokens) for key, tokens in items if self.get(key) is None]
+        todo = [(key, tokens) for key, tokens in items if key not in self._headers and not self.path(key).exists()]
         for done, (key, tokens) in enumerate(todo, 1):
             self.compile(key, tokens)
             if progress:

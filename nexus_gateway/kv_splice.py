@@ -197,7 +197,7 @@ class Splicer:
         tokens = [int(t) for t in block.tokens]
         with engine.lock:
             started = time.perf_counter()
-            keys = np.array(block.k, dtype=np.float16, copy=True)
+            keys = block.k if block.owned else np.array(block.k, dtype=np.float16, copy=True)
             rope.rerotate(keys, n_past - block.header.m0, engine.geometry())
             cells = np.arange(n_past, n_past + size, dtype=np.int32)
             state = SequenceState(cells, keys, np.asarray(block.v), block.header.geometry.v_trans)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from conftest import TESTS, node_server, result_text, stdio_gateway, write_config
 
-from nexus_gateway import kv_state, rope
+from nexus_gateway import block_arena, kv_state, rope
 from nexus_gateway.arguments import ArgumentGenerator, schema_text
 from nexus_gateway.atb import BlockCorrupt, BlockMismatch, anchor_of, check_compatible, read_block, write_block
 from nexus_gateway.block_store import SchemaBlocks
@@ -317,3 +317,53 @@ async def test_full_schema_mode_splices_compiled_blocks_through_the_gateway(tmp_
                         assert schema["dpos"] == 0 and schema["repaired_tokens"] == 0
                 await anyio.sleep(1)
     assert list((tmp_path / "cache" / "tools").glob("*.atb"))
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "numpy"])
+def test_block_arena_four_threads_load_read_and_evict_without_torn_blocks(native: bool) -> None:
+    if native and block_arena.backend() != "native":
+        pytest.skip("the C arena is not built (no compiler); the numpy arena is tested")
+    arena = block_arena.BlockArena(slots=6, slot_bytes=64 * 1024, native=native)
+    stats = arena.stats()
+    assert stats["pages_address"] % 4096 == 0 and stats["slot_bytes"] % 4096 == 0
+    if native:
+        assert stats["lock_address"] % 128 == 0
+
+    def pattern(key: int) -> np.ndarray:
+        return np.random.default_rng(key).integers(0, 255, size=1000 + 37 * key, dtype=np.uint8)
+
+    failures: list[str] = []
+
+    def worker(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        out = np.empty(64 * 1024, dtype=np.uint8)
+        for _ in range(3000):
+            key = int(rng.integers(1, 12))
+            action = rng.random()
+            if action < 0.4:
+                arena.put(key, pattern(key))
+            elif action < 0.9:
+                size = arena.get_into(key, out)
+                if size >= 0 and not np.array_equal(out[:size], pattern(key)):
+                    failures.append(f"torn or foreign block for key {key}")
+            else:
+                arena.evict(key)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures[:3]
+    stats = arena.stats()
+    assert stats["used"] <= 6 and stats["hits"] > 0 and stats["misses"] > 0 and stats["evictions"] > 0
+
+    arena = block_arena.BlockArena(slots=2, slot_bytes=4096, native=native)
+    out = np.empty(4096, dtype=np.uint8)
+    arena.put(1, pattern(1))
+    arena.put(2, pattern(2))
+    assert arena.get_into(1, out) == pattern(1).size  # 1 is now the most recently used
+    arena.put(3, pattern(3))  # evicts 2, the least recently used
+    assert arena.get_into(2, out) == -1 and arena.get_into(1, out) == pattern(1).size
+    with pytest.raises(ValueError, match="does not fit"):
+        arena.put(4, np.zeros(5000, dtype=np.uint8))
