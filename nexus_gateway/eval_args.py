@@ -30,6 +30,8 @@ import numpy as np
 import orjson
 
 from .arguments import _PLACEHOLDER, FREE_TEXT, ArgumentGenerator, Generation
+from .block_store import SchemaBlocks
+from .cache import RegistryCache, schema_key
 from .engine import EngineSettings, LlamaEngine
 from .evaluation import bootstrap_median_ci, load_queries, wilson
 from .exceptions import ConfigError
@@ -123,10 +125,13 @@ def schema_valid(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
 
 
 class ArgsEvaluation:
-    def __init__(self, tools: list[Any], generator: ArgumentGenerator, router: Any | None) -> None:
+    def __init__(
+        self, tools: list[Any], generator: ArgumentGenerator, router: Any | None, schema_mode: str = "ir"
+    ) -> None:
         self.tools = tools
         self.generator = generator
         self.router = router
+        self.schema_mode = schema_mode
         self.by_name: dict[str, Any] = {}
         for tool in tools:
             self.by_name.setdefault(tool.name, tool)
@@ -138,8 +143,21 @@ class ArgsEvaluation:
         return None if result.chosen is None else self.tools[int(result.chosen)].name
 
     def generate(self, tool_name: str, intent: str, window: SessionWindow | None, full: bool = False) -> Generation:
+        """``full``: the oracle, which prefills the whole schema every turn. Otherwise the gateway's
+        ``nexus.schema`` mode: the IR, the full schema spliced from its compiled block, or auto."""
         tool = self.by_name[tool_name]
-        return self.generator.generate(tool.name, tool.schema, tool.description, intent, window, full_schema=full)
+        args = (tool.name, tool.schema, tool.description, intent, window)
+        if full:
+            return self.generator.generate(*args, full_schema=True)
+        key = schema_key({"name": tool.name, "description": tool.description, "inputSchema": tool.schema})
+        if self.schema_mode == "full":
+            return self.generator.generate(*args, full_schema=True, block_key=key)
+        generation = self.generator.generate(*args)
+        if self.schema_mode == "auto" and generation.missing:
+            full_generation = self.generator.generate(*args, full_schema=True, block_key=key)
+            if len(full_generation.missing) < len(generation.missing):
+                return full_generation
+        return generation
 
     def run(self, queries: list[dict[str, Any]], dialogues: list[dict[str, Any]], oracle: bool) -> dict[str, Any]:
         routed_ok = right = total = right_e2e = total_e2e = stated_right = stated_total = 0
@@ -254,9 +272,13 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
     engine = LlamaEngine(EngineSettings(path, n_threads=args.threads))
     generator = ArgumentGenerator(engine)
     generator.warm()
+    if args.schema != "ir":
+        generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, RegistryCache(args.cache_dir))
     tools, router = build_router(args) if not args.gold_tool else (_load_tools(args.registry), None)
-    result = ArgsEvaluation(tools, generator, router).run(queries, dialogues, oracle=not args.no_oracle)
+    evaluation = ArgsEvaluation(tools, generator, router, args.schema)
+    result = evaluation.run(queries, dialogues, oracle=not args.no_oracle)
     result["model"] = Path(path).name
+    result["schema_mode"] = args.schema
     sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
