@@ -93,6 +93,7 @@ class SpliceBench:
             for name, tool in self.tools.items()
         }
         self.blocks: dict[str, Block] = {}
+        self._checkpoint: int | None = None  # the depth whose context the checkpoint sequence holds
 
     def block(self, name: str) -> Block:
         if name not in self.blocks:
@@ -100,13 +101,17 @@ class SpliceBench:
         return self.blocks[name]
 
     def checkpoint(self, between: list[int]) -> int:
-        """Prefix + the inserted context, kept in a spare sequence so every variant starts from it."""
+        """Prefix + the inserted context, kept in a spare sequence so every variant (and every request at
+        this depth) starts from the same cells."""
         engine = self.engine
+        if self._checkpoint == len(between):
+            return len(self.prefix) + len(between)
+        engine.drop(CHECKPOINT_SEQ)  # first: the old context's cells must not crowd the cache
         cursor = engine.cursor(self.prefix, logits=False)
         if between:
             cursor.feed(between)
-        engine.drop(CHECKPOINT_SEQ)
         engine.share(WORK_SEQ, CHECKPOINT_SEQ, 0, cursor.position)
+        self._checkpoint = len(between)
         return cursor.position
 
     def resume(self, position: int) -> Cursor:
