@@ -336,6 +336,33 @@ drift of that head's spliced values): {gate_text}.
 """
 
 
+def full_schema_mode() -> str:
+    accuracy = load("args-github-gold-full-0.5b.json")
+    timing = load("args-github-gold-full-splice-timing.json")
+    gold = load("args-github-gold-0.5b.json")
+    dialogues = load("args-github-0.5b.json")  # dialogue turns always get their labelled tool
+    if accuracy is None or timing is None or gold is None or dialogues is None:
+        return "_not run yet_\n"
+    f = timing["first_arg_ms"]
+    return f"""What `nexus.schema: full` buys. Commands: `nexus-gateway eval args --registry
+../shared/data/registries/github-mcp.json --queries ../shared/data/queries/github-dev.jsonl --part odd
+--no-rerank --threads 2 --gold-tool --no-oracle --schema full --dialogues
+../shared/data/queries/github-dialogues-dev.jsonl` (accuracy; n = {accuracy["n"]}) and the same with
+`--limit 20` and the oracle on (timing; the blocks compiled before first use).
+
+| labelled tool given, 0.5B | the IR | the full schema, spliced |
+|---|---|---|
+| argument accuracy | {pct(gold["argument_accuracy_routed"])} | {pct(accuracy["argument_accuracy_routed"])} |
+| placeholder leaks | {gold["placeholder_leaks"]} | {accuracy["placeholder_leaks"]} |
+| coreference (dialogue turns) | {pct(dialogues["coreference_accuracy"])} | {pct(accuracy["coreference_accuracy"])} |
+
+First argument token with the full schema spliced from its block {_ms(f["ir"], f["ir_ci"])} vs the same
+schema prefilled {_ms(f["full_schema"], f["full_schema_ci"])}: **{f["ratio"]:.1f}×** sooner (n = 20), and
+faster than the IR path above, which still prefills the IR. Reading the full schema did not make the
+0.5B model's arguments better, so `ir` stays the default; `full` is there for models that use it.
+"""
+
+
 def prefix_replay() -> str:
     document = load("prefix_replay.json")
     if document is None:
@@ -387,6 +414,9 @@ medians bootstrap 95% intervals.
 ## Compiled schema blocks and the KV splice (issue 5)
 
 {splice()}
+### Full-schema mode through spliced blocks
+
+{full_schema_mode()}
 ## Radix prefix arena (issue 5)
 
 {prefix_replay()}"""

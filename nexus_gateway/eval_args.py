@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .arguments import _PLACEHOLDER, FREE_TEXT, ArgumentGenerator, Generation
+from .arguments import _PLACEHOLDER, FREE_TEXT, ArgumentGenerator, Generation, schema_text
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
 from .engine import EngineSettings, LlamaEngine
@@ -150,6 +150,10 @@ class ArgsEvaluation:
         if full:
             return self.generator.generate(*args, full_schema=True)
         key = schema_key({"name": tool.name, "description": tool.description, "inputSchema": tool.schema})
+        blocks = self.generator.blocks
+        if blocks is not None:  # the gateway compiles in the background; here, before the first use
+            text = schema_text(tool.name, tool.schema or {"type": "object", "properties": {}}, tool.description)
+            blocks.compile_missing([(key, self.generator.engine.tokenize(text))])
         if self.schema_mode == "full":
             return self.generator.generate(*args, full_schema=True, block_key=key)
         generation = self.generator.generate(*args)
