@@ -25,7 +25,7 @@ import mmap
 import os
 import struct
 import zlib
-from dataclasses import dataclass, fields
+from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -98,32 +98,28 @@ def _layout(header: BlockHeader) -> tuple[int, int, int, int, int]:
     return tokens_at, k_at, v_at, k_bytes, v_bytes
 
 
+# The header holds the geometry's fields in KvGeometry's order, split around the anchor and m0/n_tokens:
+# fingerprint | anchor | n_layer … yarn_orig_ctx (12) | m0, n_tokens | k_type, v_type, v_trans.
+_MIDDLE = slice(1, 13)
+_CACHE = slice(13, 16)
+
+
 def _pack(header: BlockHeader, checksum: int) -> bytes:
-    g = header.geometry
+    g = astuple(header.geometry)
     tokens_at, k_at, v_at, _, _ = _layout(header)
+    k_type, v_type, v_trans = g[_CACHE]
     return HEADER.pack(
         MAGIC,
         VERSION,
         HEADER_SIZE,
-        g.fingerprint,
+        g[0],
         header.anchor,
-        g.n_layer,
-        g.n_head_kv,
-        g.head_dim,
-        g.n_rot,
-        g.rope_type,
-        g.freq_base,
-        g.freq_scale,
-        g.yarn_ext_factor,
-        g.yarn_attn_factor,
-        g.yarn_beta_fast,
-        g.yarn_beta_slow,
-        g.yarn_orig_ctx,
+        *g[_MIDDLE],
         header.m0,
         header.n_tokens,
-        g.k_type,
-        g.v_type,
-        int(g.v_trans),
+        k_type,
+        v_type,
+        int(v_trans),
         tokens_at,
         k_at,
         v_at,
@@ -158,53 +154,11 @@ def write_block(path: Path, block: Block) -> None:
 
 
 def _header_from(raw: tuple[Any, ...]) -> tuple[BlockHeader, int]:
-    (
-        _magic,
-        _version,
-        _size,
-        fingerprint,
-        anchor,
-        n_layer,
-        n_head_kv,
-        head_dim,
-        n_rot,
-        rope_type,
-        freq_base,
-        freq_scale,
-        yarn_ext,
-        yarn_attn,
-        beta_fast,
-        beta_slow,
-        orig_ctx,
-        m0,
-        n_tokens,
-        k_type,
-        v_type,
-        v_trans,
-        _tokens_at,
-        _k_at,
-        _v_at,
-        checksum,
-    ) = raw
-    geometry = KvGeometry(
-        fingerprint,
-        n_layer,
-        n_head_kv,
-        head_dim,
-        n_rot,
-        rope_type,
-        freq_base,
-        freq_scale,
-        yarn_ext,
-        yarn_attn,
-        beta_fast,
-        beta_slow,
-        orig_ctx,
-        k_type,
-        v_type,
-        bool(v_trans),
-    )
-    return BlockHeader(geometry, anchor, m0, n_tokens), checksum
+    fingerprint, anchor, middle = raw[3], raw[4], raw[5:17]
+    m0, n_tokens, k_type, v_type, v_trans = raw[17:22]
+    values: tuple[Any, ...] = (fingerprint, *middle, k_type, v_type, bool(v_trans))
+    geometry = KvGeometry(*values)
+    return BlockHeader(geometry, anchor, m0, n_tokens), raw[25]
 
 
 def read_block(path: Path) -> Block:
