@@ -207,10 +207,10 @@ class ArgumentGenerator:
             if schema_tokens:
                 cursor = self.engine.cursor(self.prefix_tokens, logits=False)
                 if self.blocks is not None and block_key is not None:
-                    placement = self.blocks.place(cursor, block_key, schema_tokens)
+                    placement = self.blocks.place(cursor, block_key, schema_tokens, suffix)
                 else:
                     cursor.feed(schema_tokens)
-                cursor.feed(suffix)
+                    cursor.feed(suffix)
             else:  # the whole prompt: the arena serves what an earlier turn of the session already holds
                 cursor = self.engine.cursor(self.prefix_tokens + suffix)
             decoder = SchemaDecoder(self.engine, self.vocabulary, cursor)

@@ -106,6 +106,7 @@ class SchemaBlocks:
                 progress(done, len(todo))
         return len(todo)
 
-    def place(self, cursor: Cursor, key: str, tokens: list[int]) -> SpliceReport:
-        """Put the schema text at the cursor: spliced when a compatible block exists and is cheaper."""
-        return self.splicer.place(cursor, self.get(key), tokens, self.anchor)
+    def place(self, cursor: Cursor, key: str, tokens: list[int], then: list[int] | None = None) -> SpliceReport:
+        """Put the schema text (and ``then``) at the cursor: spliced when a compatible block exists and is
+        cheaper, else prefilled together with ``then``."""
+        return self.splicer.place(cursor, self.get(key), tokens, self.anchor, then)

@@ -145,9 +145,13 @@ class Splicer:
         self.policy = policy or RepairPolicy()
         self.costs = SpliceCostModel()
 
-    def place(self, cursor: Cursor, block: Block | None, tokens: list[int], anchor: bytes) -> SpliceReport:
-        """Put ``tokens`` (the schema text) at the cursor: spliced from ``block`` when it is compatible and
-        predicted cheaper, prefilled otherwise. Either way the cursor ends after the schema text."""
+    def place(
+        self, cursor: Cursor, block: Block | None, tokens: list[int], anchor: bytes, then: list[int] | None = None
+    ) -> SpliceReport:
+        """Put ``tokens`` (the schema text) and ``then`` (what follows it) at the cursor: the schema spliced
+        from ``block`` when it is compatible and predicted cheaper, else both prefilled in one batch, as a
+        plain prompt would be. Either way the cursor ends after ``then``, with its logits."""
+        then = then or []
         started = time.perf_counter()
         geometry = self.engine.geometry()
         reason = geometry.why_not_spliceable()
@@ -161,22 +165,23 @@ class Splicer:
             if not reason and not np.array_equal(block.tokens, tokens):
                 reason = "the block holds other text"
         if reason or block is None:
-            return self._prefill(cursor, tokens, reason or "", started)
+            return self._prefill(cursor, tokens + then, reason or "", started)
         dpos = cursor.position - block.header.m0
         if dpos < 0:
-            return self._prefill(cursor, tokens, "the cursor is before the block's anchor", started)
+            return self._prefill(cursor, tokens + then, "the cursor is before the block's anchor", started)
         repair = self.policy.tokens(dpos, len(tokens))
         if repair >= len(tokens):  # the repair would recompute the whole block: that is a prefill
-            return self._prefill(cursor, tokens, f"repair of the whole block at Δpos {dpos}", started)
+            return self._prefill(cursor, tokens + then, f"repair of the whole block at Δpos {dpos}", started)
         splice_ms, prefill_ms = self.costs.predict(block, repair)
         predicted = {"splice_ms": splice_ms, "prefill_ms": prefill_ms}
         if splice_ms is not None and prefill_ms is not None and splice_ms >= PREFILL_MARGIN * prefill_ms:
-            report = self._prefill(cursor, tokens, "prefill predicted cheaper", started)
+            report = self._prefill(cursor, tokens + then, "prefill predicted cheaper", started)
             report.predicted = predicted
             return report
         self.splice(cursor, block, repair)
-        report = SpliceReport("splice", "block", dpos, repair, (time.perf_counter() - started) * 1000, predicted)
-        return report
+        if then:
+            cursor.feed(then)
+        return SpliceReport("splice", "block", dpos, repair, (time.perf_counter() - started) * 1000, predicted)
 
     def _prefill(self, cursor: Cursor, tokens: list[int], reason: str, started: float) -> SpliceReport:
         cursor.feed(tokens)

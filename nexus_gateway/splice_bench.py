@@ -163,8 +163,8 @@ class SpliceBench:
                                 splicer.costs.observe_prefill(len(text), ttft_prefill)
                                 splicer.costs.observe_load(block.nbytes / 1e6, 2.0)
                             started = time.perf_counter()
-                            if variant == "auto":
-                                splicer.place(cursor, block, text, anchor_of(self.prefix))
+                            if variant == "auto":  # the request is fed in place(): one batch with a prefill
+                                splicer.place(cursor, block, text, anchor_of(self.prefix), question)
                             elif variant == "none":
                                 splicer.splice(cursor, block, 0)
                             elif variant == "suffix":
@@ -174,7 +174,8 @@ class SpliceBench:
                             else:
                                 chosen = [int(i) for i in np.argsort(-deviation, kind="stable")[:budget]]
                                 splicer.splice(cursor, block, 0, scattered=chosen)
-                            logits = cursor.feed(question)
+                            logits = cursor.logits if variant == "auto" else cursor.feed(question)
+                            assert logits is not None
                             ttft = (time.perf_counter() - started) * 1000
                             row = (kl_divergence(reference, logits), bool(logits.argmax() == reference.argmax()))
                             raw.setdefault((dpos, k, variant), []).append((*row, ttft, ttft_prefill, budget))
