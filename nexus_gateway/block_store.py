@@ -45,6 +45,7 @@ class SchemaBlocks:
         self.cache = cache
         self.splicer = Splicer(engine, policy)
         self.arena = BlockArena(arena_slots, slot_bytes)
+        self._slot_bytes = int(self.arena.stats()["slot_bytes"])  # rounded up to pages by the arena
         self._headers: dict[str, tuple[BlockHeader, np.ndarray]] = {}  # what the arena holds the K/V of
         geometry = engine.geometry()
         self.tag = f"{geometry.fingerprint.hex()[:12]}-{self.anchor.hex()[:8]}-{'t' if geometry.v_trans else 'r'}"
@@ -82,7 +83,7 @@ class SchemaBlocks:
 
     def _remember(self, key: str, block: Block) -> None:
         data = np.concatenate([np.asarray(block.k).ravel(), np.asarray(block.v).ravel()])
-        if data.nbytes <= self.arena.stats()["slot_bytes"]:  # larger blocks are read from their file
+        if data.nbytes <= self._slot_bytes:  # larger blocks are read from their file
             self.arena.put(key_of(key), data)
             self._headers[key] = (block.header, np.array(block.tokens))
 

@@ -203,9 +203,6 @@ class LlamaEngine:
         pointer = self._ll.llama_get_logits_ith(self._ctx, -1)
         return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy()
 
-    def _remove(self, seq: int, start: int) -> None:
-        self._ll.llama_memory_seq_rm(self._memory, seq, start, -1)
-
     # --- KV state, for compiled blocks (kv_splice.py) ------------------------------------------------------
     def metadata(self, key: str) -> str | None:
         buffer = ctypes.create_string_buffer(4096)
@@ -235,7 +232,7 @@ class LlamaEngine:
         with self.lock:
             self._decode([self.tokenize(" ")[0]], SCRATCH_SEQ, 0, want_logits=False)
             probe = kv_state.parse(self.state_get(SCRATCH_SEQ))
-            self._remove(SCRATCH_SEQ, 0)
+            self.drop(SCRATCH_SEQ)
         assert probe is not None
         self._geometry = KvGeometry(
             fingerprint=digest.digest(),
@@ -310,5 +307,5 @@ class Cursor:
     def rewind(self, count: int, logits: np.ndarray) -> None:
         """Forget the last ``count`` tokens; ``logits`` are the ones that preceded them."""
         self.position -= count
-        self.engine._remove(self.seq, self.position)
+        self.engine.drop(self.seq, self.position)
         self.logits = logits
