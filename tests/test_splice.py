@@ -204,6 +204,30 @@ def test_mismatched_block_falls_back_to_prefill_and_says_why(engine: LlamaEngine
     assert report.path == "splice" and report.dpos == 0 and report.repaired == 0
 
 
+def test_deeper_than_the_anchor_the_default_prefills_exactly(engine: LlamaEngine) -> None:
+    """No partial repair is exact, so by default place() prefills there, giving a plain prompt's logits;
+    only an explicitly approximate policy splices and repairs."""
+    prefix, block_tokens = engine.tokenize(PREFIX), tool_tokens(engine, "write_file")
+    between, request = engine.tokenize("Earlier: the user read todo.txt.\n"), engine.tokenize(REQUEST)
+    block = compile_block(engine, prefix, block_tokens)
+    cursor = engine.cursor(prefix, logits=False)
+    cursor.feed(between)
+    expected = cursor.feed(block_tokens + request)
+
+    cursor = engine.cursor(prefix, logits=False)
+    cursor.feed(between)
+    report = Splicer(engine).place(cursor, block, block_tokens, anchor_of(prefix), request)
+    assert report.path == "prefill" and "not exact" in report.reason
+    assert np.array_equal(cursor.logits, expected)
+
+    cursor = engine.cursor(prefix, logits=False)
+    cursor.feed(between)
+    approximate = Splicer(engine, RepairPolicy(approximate=True))
+    report = approximate.place(cursor, block, block_tokens, anchor_of(prefix), request)
+    assert report.path == "splice" and report.dpos == len(between) and report.repaired > 0
+    assert cursor.position == len(prefix) + len(between) + len(block_tokens) + len(request)
+
+
 def test_block_store_compiles_once_and_recompiles_a_corrupt_file(engine: LlamaEngine, tmp_path: Path) -> None:
     blocks = SchemaBlocks(engine, engine.tokenize(PREFIX), RegistryCache(tmp_path))
     items = [(schema_key(TOOLS[name]), tool_tokens(engine, name)) for name in ("echo", "get-sum")]
