@@ -96,11 +96,16 @@ class SchemaBlocks:
         self._remember(key, block)
         return block
 
+    def has(self, key: str) -> bool:
+        """Whether ``key`` has a block (loaded, or on disk), without reading it: callers ask before they
+        tokenize a schema, which for a whole registry costs more than the look-up."""
+        return key in self._headers or self.path(key).exists()
+
     def compile_missing(
         self, items: Iterable[tuple[str, list[int]]], progress: Callable[[int, int], None] | None = None
     ) -> int:
         """Compile every ``(key, tokens)`` without a block yet; returns how many were compiled."""
-        todo = [(key, tokens) for key, tokens in items if key not in self._headers and not self.path(key).exists()]
+        todo = [(key, tokens) for key, tokens in items if not self.has(key)]
         for done, (key, tokens) in enumerate(todo, 1):
             self.compile(key, tokens)
             if progress:

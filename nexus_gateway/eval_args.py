@@ -151,7 +151,7 @@ class ArgsEvaluation:
             return self.generator.generate(*args, full_schema=True)
         key = schema_key({"name": tool.name, "description": tool.description, "inputSchema": tool.schema})
         blocks = self.generator.blocks
-        if blocks is not None:  # the gateway compiles in the background; here, before the first use
+        if blocks is not None and not blocks.has(key):  # the gateway compiles in the background; here, first use
             text = schema_text(tool.name, tool.schema or {"type": "object", "properties": {}}, tool.description)
             blocks.compile_missing([(key, self.generator.engine.tokenize(text))])
         if self.schema_mode == "full":

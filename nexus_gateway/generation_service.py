@@ -114,9 +114,13 @@ class GenerationService:
         generator = self.generator
         if generator is None or generator.blocks is None:
             return 0
-        tokenize = generator.engine.tokenize
-        todo = [(e.key, tokenize(schema_text(e.name, e.input_schema, e.description))) for e in entries]
-        return generator.blocks.compile_missing(todo, progress_printer("compiling schema blocks"))
+        blocks, tokenize = generator.blocks, generator.engine.tokenize
+        todo = [
+            (e.key, tokenize(schema_text(e.name, e.input_schema, e.description)))
+            for e in entries
+            if not blocks.has(e.key)
+        ]
+        return blocks.compile_missing(todo, progress_printer("compiling schema blocks"))
 
     def window(self, session: str) -> SessionWindow:
         """The window of one host session (the least recently used is forgotten beyond ``MAX_SESSIONS``)."""
