@@ -15,6 +15,8 @@ from typing import Any
 
 SURROGATE_CHARS = 240  # ~64 tokens
 TURNS = 3
+# What identifies a record, and what tells the records of a list apart ("the failed one", "the critical
+# one", "the one where I was mentioned"), in the order they are kept when the budget runs out.
 KEY_FIELDS = (
     "number",
     "id",
@@ -25,6 +27,8 @@ KEY_FIELDS = (
     "state",
     "conclusion",
     "status",
+    "reason",
+    "severity",
     "sha",
     "ref",
     "head_branch",
@@ -32,6 +36,8 @@ KEY_FIELDS = (
     "html_url",
     "url",
 )
+ID_SUFFIXES = ("_id", "_number", "_name")  # run_id, job_id, job_name: identifiers by their name
+NESTED_NAME = ("login", "full_name", "name")  # how a nested owner/user/repository is named
 MAX_ITEMS = 3
 
 
@@ -45,17 +51,27 @@ def _scalar(value: Any) -> str | None:
     return None
 
 
+def _is_key(key: str) -> bool:
+    return key in KEY_FIELDS or key.endswith(ID_SUFFIXES)
+
+
 def _fields(record: dict[str, Any]) -> list[str]:
     parts = []
-    for key in KEY_FIELDS:
+    keys = [k for k in KEY_FIELDS if k in record] + [k for k in record if k not in KEY_FIELDS and _is_key(k)]
+    for key in keys:
         text = _scalar(record.get(key))
         if text is not None:
             parts.append(f"{key}={text}")
-    for key, value in record.items():  # nested owner/user/repository: their login or name
-        if isinstance(value, dict):
-            inner = value.get("login") or value.get("name")
-            if isinstance(inner, str):
-                parts.append(f"{key}={inner}")
+    for key, value in record.items():  # one level down: owner=dana-k, subject.title=…, commit.sha=…
+        if not isinstance(value, dict):
+            continue
+        name = next((value[n] for n in NESTED_NAME if isinstance(value.get(n), str)), None)
+        if name is not None:
+            parts.append(f"{key}={name}")
+        for inner, inner_value in value.items():
+            text = _scalar(inner_value) if _is_key(inner) and inner not in NESTED_NAME else None
+            if text is not None:
+                parts.append(f"{key}.{inner}={text}")
     return parts
 
 

@@ -15,7 +15,7 @@ from conftest import TESTS, node_server, result_json, result_text, stdio_gateway
 from mcp import ClientSession
 from mcp.types import CallToolResult
 
-from nexus_gateway.arguments import ArgumentGenerator, anchor_repository, ground, split_owner_repo
+from nexus_gateway.arguments import ArgumentGenerator, anchor_repository, ground, number_not_id, split_owner_repo
 from nexus_gateway.decoding import schema_grammar
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import schema_valid, score_arguments
@@ -102,6 +102,42 @@ def test_surrogate_keeps_identifiers_and_stays_short() -> None:
     }
     text = surrogate(json.dumps(result))
     assert "number=377" in text and "number=120" in text and len(text) <= 240 and "xxxx" not in text
+
+
+def test_surrogate_keeps_what_tells_list_items_apart() -> None:
+    """ "the critical one", "the one where I was mentioned", "the failing job": the attributes that
+    pick one record of a list, one level down too."""
+    alerts = [
+        {"number": 14, "state": "open", "security_advisory": {"severity": "critical", "summary": "x" * 300}},
+        {"number": 15, "state": "open", "security_advisory": {"severity": "low"}},
+    ]
+    assert "number=14 state=open security_advisory.severity=critical" in surrogate(alerts)
+    threads = [
+        {
+            "id": "1",
+            "reason": "mention",
+            "subject": {"title": "Stock goes negative"},
+            "repository": {"full_name": "n/i"},
+        }
+    ]
+    assert surrogate(threads) == '[1] id=1 reason=mention subject.title="Stock goes negative" repository=n/i'
+    assert (
+        surrogate({"logs": [{"job_id": 277, "job_name": "tests", "tail": "FAIL"}]})
+        == "logs: [1] job_id=277 job_name=tests"
+    )
+
+
+def test_a_number_parameter_takes_the_records_number_not_its_id() -> None:
+    window = SessionWindow()
+    window.add(
+        "open an issue in m/blog", "create_issue", {"owner": "m", "repo": "blog"}, {"number": 73, "id": 3300112233}
+    )
+    window.add("list alerts", "list_alerts", {}, [{"number": 14, "id": 901}, {"number": 15, "id": 902}])
+    fixed = number_not_id(
+        {"issue_number": 3300112233, "sub_issue_id": 3300112233, "alertNumber": 902}, window.sources()
+    )
+    assert fixed == {"issue_number": 73, "sub_issue_id": 3300112233, "alertNumber": 15}
+    assert number_not_id({"issue_number": 901}, "number=5 title=x\nid=901") == {"issue_number": 901}  # other records
 
 
 def test_generation_fills_stated_arguments_and_leaves_out_the_rest(generator: ArgumentGenerator) -> None:
