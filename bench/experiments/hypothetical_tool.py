@@ -103,8 +103,10 @@ def main() -> int:
         )
     print("\nweight  all    even   odd")
     for weight in WEIGHTS:
-        print(f"{weight:>6} {accuracy(rows, weight):.3f} {accuracy(rows[0::2], weight):.3f} {accuracy(rows[1::2], weight):.3f}")
-    Path(args.out).write_text(json.dumps([{"query": q["query"], "hypothesis": texts[q["id"]]} for q in queries], indent=1))
+        halves = (accuracy(rows, weight), accuracy(rows[0::2], weight), accuracy(rows[1::2], weight))
+        print(f"{weight:>6} " + " ".join(f"{a:.3f}" for a in halves))
+    written = [{"query": q["query"], "hypothesis": texts[q["id"]]} for q in queries]
+    Path(args.out).write_text(json.dumps(written, indent=1))
     return 0
 
 
