@@ -121,6 +121,13 @@ class SpliceBench:
         self.engine.share(CHECKPOINT_SEQ, WORK_SEQ, 0, position)
         return Cursor(self.engine, WORK_SEQ, position)
 
+    def timed_prefill(self, position: int, tokens: list[int]) -> tuple[np.ndarray, float]:
+        """Prefill ``tokens`` in one batch from the checkpoint: the next-token logits and the ms it took."""
+        cursor = self.resume(position)
+        started = time.perf_counter()
+        logits = cursor.feed(tokens)
+        return logits, (time.perf_counter() - started) * 1000
+
     def measure(self, dpos_list: tuple[int, ...], ks: tuple[int, ...]) -> dict[str, Any]:
         engine = self.engine
         geometry = engine.geometry()
@@ -143,10 +150,7 @@ class SpliceBench:
                     reference = cursor.feed(question)
                     truth = kv_state.parse(engine.state_get(WORK_SEQ))
                     assert truth is not None
-                    cursor = self.resume(position)
-                    started = time.perf_counter()
-                    one_batch = cursor.feed(text + question)
-                    ttft_prefill = (time.perf_counter() - started) * 1000
+                    one_batch, ttft_prefill = self.timed_prefill(position, text + question)
                     floors.append(kl_divergence(reference, one_batch))
                     true_k = truth.k[:, position : position + len(text)]
                     true_v = _rows(truth.v, truth.v_trans)[:, position : position + len(text)]
@@ -165,10 +169,7 @@ class SpliceBench:
                                 # Its own prefill right before it, in the same cache state: auto's claim
                                 # is "never slower than prefill", and a baseline timed minutes earlier on
                                 # this shared machine differs from itself by ±20%.
-                                cursor = self.resume(position)
-                                started = time.perf_counter()
-                                cursor.feed(text + question)
-                                baseline = (time.perf_counter() - started) * 1000
+                                _, baseline = self.timed_prefill(position, text + question)
                                 # The rates a running gateway has measured by then.
                                 splicer.costs.observe_prefill(len(text), ttft_prefill)
                                 splicer.costs.observe_load(block.nbytes / 1e6, 2.0)
