@@ -222,11 +222,12 @@ class ArgumentGenerator:
                 timings["first_token"] = decoder.stats.first_token_ms
         # Values may come from earlier turns only when the request points back at them: "write a new
         # file saying hello" after reading shopping.txt must not overwrite shopping.txt.
-        sources = intent + "\n" + (window.sources() if window and refers_back(intent) else "")
+        earlier = window if window and refers_back(intent) else None
+        sources = intent + "\n" + (earlier.sources() if earlier else "")
         arguments, dropped = ground(raw, schema, sources)
         arguments = split_owner_repo(arguments, schema)
         arguments = anchor_repository(arguments, schema, intent)
-        arguments = number_not_id(arguments, sources)
+        arguments = number_not_id(arguments, earlier.numbers_by_id() if earlier else {})
         required = [k for k in schema.get("required") or [] if k not in arguments]
         return Generation(
             arguments,
@@ -432,22 +433,13 @@ def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent:
     return {**arguments, "owner": owner, "repo": repo}
 
 
-_RECORD = re.compile(r"\[\d+\]|\n")  # one turn per line; a result's list entries "[1] …; [2] …"
-_RECORD_NUMBER = re.compile(r"\bnumber=(\d+)\b")
-_RECORD_ID = re.compile(r"\bid=(\d+)\b")
-
-
-def number_not_id(arguments: dict[str, Any], sources: str) -> dict[str, Any]:
+def number_not_id(arguments: dict[str, Any], numbers_by_id: dict[int, int]) -> dict[str, Any]:
     """A parameter named ``…number`` takes a record's number, not its id. Earlier results say
     ``number=73 id=3300112233`` side by side, and the 0.5B model copies the id into ``issue_number``
-    about as often as the number; within one record the two are unambiguous."""
-    numbers: dict[int, int] = {}
-    for record in _RECORD.split(sources):
-        number, ident = _RECORD_NUMBER.search(record), _RECORD_ID.search(record)
-        if number and ident:
-            numbers[int(ident.group(1))] = int(number.group(1))
+    about as often as the number; within one record the two are unambiguous
+    (:meth:`SessionWindow.numbers_by_id`)."""
     return {
-        key: numbers.get(value, value) if key.lower().endswith("number") and type(value) is int else value
+        key: numbers_by_id.get(value, value) if key.lower().endswith("number") and type(value) is int else value
         for key, value in arguments.items()
     }
 

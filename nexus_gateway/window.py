@@ -75,25 +75,57 @@ def _fields(record: dict[str, Any]) -> list[str]:
     return parts
 
 
-def surrogate(result: Any) -> str:
-    """Identifying fields of a result, first records first, cut to about 64 tokens."""
+def _parsed(result: Any) -> Any:
+    """A result as data: upstream text that is JSON is parsed, other text stays text."""
     if isinstance(result, str):
         try:
-            result = json.loads(result)
+            return json.loads(result)
         except ValueError:
-            return " ".join(result.split())[:SURROGATE_CHARS]
-    parts: list[str] = []
+            return result
+    return result
+
+
+def _record_lists(result: Any) -> list[tuple[str | None, list[dict[str, Any]]]]:
+    """The lists of records a result holds, each cut to :data:`MAX_ITEMS`: ``(key, records)``, with key
+    None for a result that is itself a list."""
+    if isinstance(result, list):
+        return [(None, [item for item in result[:MAX_ITEMS] if isinstance(item, dict)])]
     if isinstance(result, dict):
-        parts.extend(_fields(result))
-        for key, value in result.items():
-            if isinstance(value, list) and value and isinstance(value[0], dict):
-                items = [" ".join(_fields(item)) for item in value[:MAX_ITEMS]]
-                parts.append(f"{key}: " + "; ".join(f"[{i + 1}] {text}" for i, text in enumerate(items)))
-    elif isinstance(result, list):
-        items = [" ".join(_fields(item)) for item in result[:MAX_ITEMS] if isinstance(item, dict)]
-        parts.append("; ".join(f"[{i + 1}] {text}" for i, text in enumerate(items)))
+        return [
+            (key, [item for item in value[:MAX_ITEMS] if isinstance(item, dict)])
+            for key, value in result.items()
+            if isinstance(value, list) and value and isinstance(value[0], dict)
+        ]
+    return []
+
+
+def surrogate(result: Any) -> str:
+    """Identifying fields of a result, first records first, cut to about 64 tokens."""
+    result = _parsed(result)
+    if isinstance(result, str):
+        return " ".join(result.split())[:SURROGATE_CHARS]
+    parts = _fields(result) if isinstance(result, dict) else []
+    for key, records in _record_lists(result):
+        entries = "; ".join(f"[{i + 1}] {' '.join(_fields(record))}" for i, record in enumerate(records))
+        parts.append(f"{key}: {entries}" if key is not None else entries)
     text = " ".join(p for p in parts if p)
     return text[:SURROGATE_CHARS]
+
+
+def _integer(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def numbers_by_id(result: Any) -> dict[int, int]:
+    """``id → number`` of every record of a result that carries both (an issue's database id and its
+    number), one level of nesting included, as the surrogate shows them."""
+    result = _parsed(result)
+    records = ([result] if isinstance(result, dict) else []) + [r for _, rs in _record_lists(result) for r in rs]
+    records += [value for record in records for value in record.values() if isinstance(value, dict)]
+    pairs = ((_integer(r.get("id")), _integer(r.get("number"))) for r in records)
+    return {ident: number for ident, number in pairs if ident is not None and number is not None}
 
 
 @dataclass(frozen=True)
@@ -102,6 +134,7 @@ class Turn:
     tool: str
     arguments: dict[str, Any]
     result: str  # the surrogate
+    numbers: dict[int, int]  # id → number of the result's records
 
 
 def _call_text(tool: str, arguments: dict[str, Any]) -> str:
@@ -116,7 +149,7 @@ class SessionWindow:
         self.turns: deque[Turn] = deque(maxlen=turns)
 
     def add(self, intent: str, tool: str, arguments: dict[str, Any], result: Any) -> None:
-        self.turns.append(Turn(intent, tool, dict(arguments), surrogate(result)))
+        self.turns.append(Turn(intent, tool, dict(arguments), surrogate(result), numbers_by_id(result)))
 
     def render(self) -> str:
         """The prompt's ``Earlier:`` block (empty when the session is new)."""
@@ -129,6 +162,10 @@ class SessionWindow:
                 line += f" → {turn.result}"
             lines.append(line)
         return "\n".join(lines)
+
+    def numbers_by_id(self) -> dict[int, int]:
+        """``id → number`` over the turns' results, the latest turn last."""
+        return {ident: number for turn in self.turns for ident, number in turn.numbers.items()}
 
     def sources(self) -> str:
         """Everything a generated value may be copied from, besides the intent."""

@@ -134,10 +134,13 @@ def test_a_number_parameter_takes_the_records_number_not_its_id() -> None:
     )
     window.add("list alerts", "list_alerts", {}, [{"number": 14, "id": 901}, {"number": 15, "id": 902}])
     fixed = number_not_id(
-        {"issue_number": 3300112233, "sub_issue_id": 3300112233, "alertNumber": 902}, window.sources()
+        {"issue_number": 3300112233, "sub_issue_id": 3300112233, "alertNumber": 902}, window.numbers_by_id()
     )
     assert fixed == {"issue_number": 73, "sub_issue_id": 3300112233, "alertNumber": 15}
-    assert number_not_id({"issue_number": 901}, "number=5 title=x\nid=901") == {"issue_number": 901}  # other records
+    apart = SessionWindow()  # a number and an id of different records are no pair
+    apart.add("show issue 5", "issue_read", {}, {"number": 5, "title": "x"})
+    apart.add("show comment 901", "get_comment", {}, '{"id": 901}')
+    assert number_not_id({"issue_number": 901}, apart.numbers_by_id()) == {"issue_number": 901}
 
 
 def test_generation_fills_stated_arguments_and_leaves_out_the_rest(generator: ArgumentGenerator) -> None:
