@@ -18,6 +18,7 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -213,7 +214,7 @@ class ArgumentGenerator:
                     cursor.feed(suffix)
             else:  # the whole prompt: the arena serves what an earlier turn of the session already holds
                 cursor = self.engine.cursor(self.prefix_tokens + suffix)
-            decoder = SchemaDecoder(self.engine, self.vocabulary, cursor)
+            decoder = SchemaDecoder(self.engine, self.vocabulary, cursor, insist=named_keys(schema, intent))
             decoder.stats.started = started
             timings["prefill"] = (time.perf_counter() - started) * 1000
             raw = decoder.object(schema, schema, 0)
@@ -271,6 +272,47 @@ REFERRING = frozenset(
 def refers_back(intent: str) -> bool:
     """Does the request point at something said before ("close it", "that branch", "same for …")?"""
     return bool(REFERRING & set(_WORDS.findall(intent.lower())))
+
+
+# Key words that name the place of a value, not the value: every GitHub call has an owner and a repo,
+# and "issue 12" names an issue, not the optional `number` filter of a search.
+_GENERIC_KEY_WORDS = frozenset(
+    ["owner", "repo", "name", "number", "type", "page", "per", "sort", "order", "direction", "method", "query"]
+)
+
+
+def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
+    """Optional top-level keys the request names: by a word of the key ("label it bug" → ``labels``,
+    "line 41" → ``line``) or by one of its enum values ("as a duplicate" → ``state_reason``). The 0.5B
+    model often closes the object before such a key; the decoder writes them before it may close, and
+    grounding still drops a value the request does not supply."""
+    words = set(_WORDS.findall(intent.lower()))
+    stems = {stem(w) for w in words}
+
+    def said(word: str) -> bool:
+        root = stem(word)
+        return root in stems or (len(root) >= 4 and any(w.startswith(root) for w in words))
+
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    named = set()
+    for key, raw in props.items() if isinstance(props, dict) else ():
+        if key in required or not isinstance(raw, dict):
+            continue
+        key_words = [w for w in _WORDS.findall(split_identifier(key).lower()) if len(w) >= 3]
+        if key_words and not any(w in _GENERIC_KEY_WORDS for w in key_words) and all(said(w) for w in key_words):
+            named.add(key)
+            continue
+        enum = raw.get("enum")
+        if isinstance(enum, list) and any(_names_value(v, said) for v in enum):
+            named.add(key)
+    return named
+
+
+def _names_value(value: Any, said: Callable[[str], bool]) -> bool:
+    """An enum value the request says in words ("false positive" for ``false_positive``)."""
+    words = _WORDS.findall(split_identifier(value).lower()) if isinstance(value, str) and len(value) >= 4 else []
+    return bool(words) and all(said(w) for w in words)
 
 
 # --- grounding ----------------------------------------------------------------------------------------------

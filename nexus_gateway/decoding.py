@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,10 +135,13 @@ class SchemaDecoder:
     next choice must continue.
     """
 
-    def __init__(self, engine: GenerationBackend, vocabulary: Vocabulary, cursor: Cursor) -> None:
+    def __init__(
+        self, engine: GenerationBackend, vocabulary: Vocabulary, cursor: Cursor, insist: Collection[str] = ()
+    ) -> None:
         self.engine = engine
         self.vocab = vocabulary
         self.cursor = cursor
+        self.insist = frozenset(insist)  # top-level optional keys the request names: written before closing
         self.stats = DecodeStats()
         self.pending = b""
         self.carry = b""
@@ -347,7 +351,8 @@ class SchemaDecoder:
             # Required keys come first and cannot be skipped: the 0.5B model otherwise closes the object
             # before a required `query`. What it writes for a key the request does not supply is
             # dropped by grounding and asked for, never forwarded.
-            remaining = [(name, prop) for name, prop in entries if name not in out and name in required]
+            must = required | self.insist if depth == 0 else required
+            remaining = [(name, prop) for name, prop in entries if name not in out and name in must]
             closable = not remaining
             if not remaining:
                 remaining = [(name, prop) for name, prop in entries if name not in out]

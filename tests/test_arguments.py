@@ -15,7 +15,14 @@ from conftest import TESTS, node_server, result_json, result_text, stdio_gateway
 from mcp import ClientSession
 from mcp.types import CallToolResult
 
-from nexus_gateway.arguments import ArgumentGenerator, anchor_repository, ground, number_not_id, split_owner_repo
+from nexus_gateway.arguments import (
+    ArgumentGenerator,
+    anchor_repository,
+    ground,
+    named_keys,
+    number_not_id,
+    split_owner_repo,
+)
 from nexus_gateway.decoding import schema_grammar
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import schema_valid, score_arguments
@@ -141,6 +148,31 @@ def test_a_number_parameter_takes_the_records_number_not_its_id() -> None:
     apart.add("show issue 5", "issue_read", {}, {"number": 5, "title": "x"})
     apart.add("show comment 901", "get_comment", {}, '{"id": 901}')
     assert number_not_id({"issue_number": 901}, apart.numbers_by_id()) == {"issue_number": 901}
+
+
+LABELS = {
+    "type": "object",
+    "properties": {
+        **ISSUE["properties"],
+        "labels": {"type": "array", "items": {"type": "string"}},
+        "line": {"type": "integer"},
+        "per_page": {"type": "integer"},
+    },
+    "required": ["owner", "repo", "issue_number"],
+}
+
+
+def test_keys_the_request_names_are_found_by_their_words() -> None:
+    assert named_keys(LABELS, "label issue 5 in acme/web as bug") == {"labels"}
+    assert named_keys(LABELS, "show me the bug-labelled issues, 10 per page") == {"labels"}  # per_page: generic
+    assert named_keys(LABELS, "comment on lines 40-41") == {"line"}
+    assert named_keys(LABELS, "is issue 7 of acme/web closed?") == {"state"}  # by an enum value
+    assert named_keys(LABELS, "what's issue 412 in octo-org/app about?") == set()  # required keys are not listed
+
+
+def test_an_optional_key_the_request_names_is_written(generator: ArgumentGenerator) -> None:
+    done = generator.generate("update_issue", LABELS, "Update an issue", "label issue 5 in acme/web as bug")
+    assert done.arguments == {"owner": "acme", "repo": "web", "issue_number": 5, "labels": ["bug"]}
 
 
 def test_generation_fills_stated_arguments_and_leaves_out_the_rest(generator: ArgumentGenerator) -> None:
