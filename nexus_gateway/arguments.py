@@ -214,7 +214,14 @@ class ArgumentGenerator:
                     cursor.feed(suffix)
             else:  # the whole prompt: the arena serves what an earlier turn of the session already holds
                 cursor = self.engine.cursor(self.prefix_tokens + suffix)
-            decoder = SchemaDecoder(self.engine, self.vocabulary, cursor, insist=named_keys(schema, intent))
+            decoder = SchemaDecoder(
+                self.engine,
+                self.vocabulary,
+                cursor,
+                insist=named_keys(schema, intent),
+                quoted=quoted_spans(intent),
+                text_keys=free_text_keys(schema),
+            )
             decoder.stats.started = started
             timings["prefill"] = (time.perf_counter() - started) * 1000
             raw = decoder.object(schema, schema, 0)
@@ -307,6 +314,29 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
         if isinstance(enum, list) and any(_names_value(v, said) for v in enum):
             named.add(key)
     return named
+
+
+_QUOTED = re.compile(r"""(?:^|(?<=[\s(:]))(['"‘“])(.{2,}?)['"’”](?=$|[\s.,;:!?)])""")
+
+
+def quoted_spans(intent: str) -> list[str]:
+    """Text the request quotes ('Thanks for the report!'): a value, word for word, of some argument."""
+    return [m.group(2) for m in _QUOTED.finditer(intent)]
+
+
+def free_text_keys(schema: dict[str, Any]) -> set[str]:
+    """Optional top-level string keys that hold prose (a body, a title, a message)."""
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    return {
+        key
+        for key, raw in (props.items() if isinstance(props, dict) else ())
+        if key not in required
+        and isinstance(raw, dict)
+        and raw.get("type") == "string"
+        and "enum" not in raw
+        and FREE_TEXT.search(key.lower())
+    }
 
 
 def _names_value(value: Any, said: Callable[[str], bool]) -> bool:

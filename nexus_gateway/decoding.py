@@ -3,7 +3,10 @@
 The language is fixed by the upstream JSON schema: an object of the schema's keys, each at most once;
 required keys always written, optional ones when the model chooses them (a required value the request
 does not supply is dropped by grounding afterwards and asked for, never forwarded); values typed by the
-schema (enums as literals, integers as digits, bounded strings, arrays, nested objects).
+schema (enums as literals, integers as digits, bounded strings, arrays, nested objects). Two nudges from
+the request itself keep the 0.5B model from closing the object too early: optional keys the request
+names (``insist``) are written before it may close, and while text the request quotes is in no value
+yet, the free-text keys get their turn first (``docs/arguments.md`` has the measurements).
 :func:`schema_grammar` writes it as GBNF for a backend that takes grammars (llama-server), with the keys
 in schema order (any order would make the grammar exponential); :class:`SchemaDecoder` walks the same
 language on the local engine, required keys first and otherwise in any order (the model's habit, owner
@@ -136,12 +139,21 @@ class SchemaDecoder:
     """
 
     def __init__(
-        self, engine: GenerationBackend, vocabulary: Vocabulary, cursor: Cursor, insist: Collection[str] = ()
+        self,
+        engine: GenerationBackend,
+        vocabulary: Vocabulary,
+        cursor: Cursor,
+        insist: Collection[str] = (),
+        quoted: Collection[str] = (),
+        text_keys: Collection[str] = (),
     ) -> None:
         self.engine = engine
         self.vocab = vocabulary
         self.cursor = cursor
         self.insist = frozenset(insist)  # top-level optional keys the request names: written before closing
+        # Quoted text of the request that no value holds yet: one of the free-text keys must take it first.
+        self.quoted = [" ".join(q.lower().split()) for q in quoted]
+        self.text_keys = frozenset(text_keys)
         self.stats = DecodeStats()
         self.pending = b""
         self.carry = b""
@@ -353,6 +365,8 @@ class SchemaDecoder:
             # dropped by grounding and asked for, never forwarded.
             must = required | self.insist if depth == 0 else required
             remaining = [(name, prop) for name, prop in entries if name not in out and name in must]
+            if not remaining and depth == 0 and self._unplaced_quote(out):
+                remaining = [(name, prop) for name, prop in entries if name not in out and name in self.text_keys]
             closable = not remaining
             if not remaining:
                 remaining = [(name, prop) for name, prop in entries if name not in out]
@@ -368,6 +382,24 @@ class SchemaDecoder:
             out[name] = self.value(prop, root, depth + 1)
         self.force("}")
         return out
+
+    def _unplaced_quote(self, out: dict[str, Any]) -> bool:
+        """Is a quoted span of the request in no string written so far?"""
+        if not self.quoted:
+            return False
+        written = " ".join(_strings(out)).lower()
+        written = " ".join(written.split())
+        return any(q not in written for q in self.quoted)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 # --- GBNF ---------------------------------------------------------------------------------------------------

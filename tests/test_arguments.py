@@ -18,9 +18,11 @@ from mcp.types import CallToolResult
 from nexus_gateway.arguments import (
     ArgumentGenerator,
     anchor_repository,
+    free_text_keys,
     ground,
     named_keys,
     number_not_id,
+    quoted_spans,
     split_owner_repo,
 )
 from nexus_gateway.decoding import schema_grammar
@@ -168,6 +170,30 @@ def test_keys_the_request_names_are_found_by_their_words() -> None:
     assert named_keys(LABELS, "comment on lines 40-41") == {"line"}
     assert named_keys(LABELS, "is issue 7 of acme/web closed?") == {"state"}  # by an enum value
     assert named_keys(LABELS, "what's issue 412 in octo-org/app about?") == set()  # required keys are not listed
+
+
+COMMENT = {
+    "type": "object",
+    "properties": {
+        **ISSUE["properties"],
+        "body": {"type": "string"},
+        "state_reason": {"type": "string", "enum": ["completed", "not_planned"]},
+    },
+    "required": ["owner", "repo", "issue_number"],
+}
+
+
+def test_quoted_text_and_the_keys_that_can_hold_it() -> None:
+    said = "Post 'Thanks for the report! Tracking this for 2.5.' on issue 3, don't close it"
+    assert quoted_spans(said) == ["Thanks for the report! Tracking this for 2.5."]  # "don't" opens no quote
+    assert quoted_spans('set the title to "fix: can\'t log in" (urgent)') == ["fix: can't log in"]
+    assert free_text_keys(COMMENT) == {"body"}  # an enum is no prose, a required key is written anyway
+
+
+def test_quoted_text_lands_in_a_free_text_argument(generator: ArgumentGenerator) -> None:
+    said = "Post 'Thanks for the report! Tracking this for 2.5.' on issue 310 of lumen-labs/lumen-ui"
+    done = generator.generate("update_issue", COMMENT, "Update an issue", said)
+    assert done.arguments.get("body") == "Thanks for the report! Tracking this for 2.5."
 
 
 def test_an_optional_key_the_request_names_is_written(generator: ArgumentGenerator) -> None:
