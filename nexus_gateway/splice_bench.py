@@ -121,6 +121,10 @@ class SpliceBench:
         self.engine.share(CHECKPOINT_SEQ, WORK_SEQ, 0, position)
         return Cursor(self.engine, WORK_SEQ, position)
 
+    def question(self, request: dict[str, Any]) -> list[int]:
+        """The tokens that follow the schema block: the request and the assistant's turn."""
+        return self.engine.tokenize(f"Request: {request['intent']}<|im_end|>\n<|im_start|>assistant\n")
+
     def timed_prefill(self, position: int, tokens: list[int]) -> tuple[np.ndarray, float]:
         """Prefill ``tokens`` in one batch from the checkpoint: the next-token logits and the ms it took."""
         cursor = self.resume(position)
@@ -142,7 +146,7 @@ class SpliceBench:
             for request in self.requests:
                 name = request["tool"]
                 block, text = self.block(name), self.texts[name]
-                question = engine.tokenize(f"Request: {request['intent']}<|im_end|>\n<|im_start|>assistant\n")
+                question = self.question(request)
                 with engine.lock:
                     position = self.checkpoint(between)
                     cursor = self.resume(position)

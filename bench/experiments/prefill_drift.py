@@ -28,7 +28,7 @@ def main() -> int:
     for request in bench.requests:
         name = request["tool"]
         block, text = bench.block(name), bench.texts[name]
-        question = engine.tokenize(f"Request: {request['intent']}<|im_end|>\n<|im_start|>assistant\n")
+        question = bench.question(request)
         with engine.lock:
             position = bench.checkpoint(between)
             before = [bench.timed_prefill(position, text + question)[1] for _ in range(2)]
