@@ -300,12 +300,8 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
         root = stem(word)
         return root in stems or (len(root) >= 4 and any(w.startswith(root) for w in words))
 
-    props = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
     named = set()
-    for key, raw in props.items() if isinstance(props, dict) else ():
-        if key in required or not isinstance(raw, dict):
-            continue
+    for key, raw in _optional_properties(schema):
         key_words = [w for w in _WORDS.findall(split_identifier(key).lower()) if len(w) >= 3]
         if key_words and not any(w in _GENERIC_KEY_WORDS for w in key_words) and all(said(w) for w in key_words):
             named.add(key)
@@ -326,17 +322,19 @@ def quoted_spans(intent: str) -> list[str]:
 
 def free_text_keys(schema: dict[str, Any]) -> set[str]:
     """Optional top-level string keys that hold prose (a body, a title, a message)."""
-    props = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
     return {
         key
-        for key, raw in (props.items() if isinstance(props, dict) else ())
-        if key not in required
-        and isinstance(raw, dict)
-        and raw.get("type") == "string"
-        and "enum" not in raw
-        and FREE_TEXT.search(key.lower())
+        for key, raw in _optional_properties(schema)
+        if raw.get("type") == "string" and "enum" not in raw and FREE_TEXT.search(key.lower())
     }
+
+
+def _optional_properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The schema's top-level keys that are not required, with their (dict) property schemas."""
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    items = props.items() if isinstance(props, dict) else ()
+    return [(key, raw) for key, raw in items if key not in required and isinstance(raw, dict)]
 
 
 def _names_value(value: Any, said: Callable[[str], bool]) -> bool:
