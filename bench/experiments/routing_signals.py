@@ -1,7 +1,7 @@
 """Experiment: extra routing signals fused with the router's own (cosine + w_lex · BM25 + w_aff · slots),
 on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
 
-    python bench/experiments/routing_signals.py [--size 250] [--only mood,slots,memory,views,colbert,minilm,dehub,qualifier]
+    python bench/experiments/routing_signals.py [--size 250] [--only mood,slots,memory,views,colbert,...]
 
 - mood: an upper bound; each request's read/write mood from its labelled tool's ``readOnlyHint``,
   tools of the other kind penalised (pool tools by their name's verb);
