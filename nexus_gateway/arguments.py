@@ -344,8 +344,12 @@ def _names_value(value: Any, said: Callable[[str], bool]) -> bool:
 
 
 # --- grounding ----------------------------------------------------------------------------------------------
+def _word_list(text: str) -> list[str]:
+    return [stem(w) for w in _WORDS.findall(split_identifier(text).lower())]
+
+
 def _words(text: str) -> set[str]:
-    return {stem(w) for w in _WORDS.findall(split_identifier(text).lower())}
+    return set(_word_list(text))
 
 
 def _normal(text: str) -> str:
@@ -355,8 +359,14 @@ def _normal(text: str) -> str:
 class _Sources:
     def __init__(self, text: str) -> None:
         self.text = _normal(text)
-        self.words = _words(text)
+        self.sequence = _word_list(text)
+        self.words = set(self.sequence)
+        self._runs = " " + " ".join(self.sequence) + " "
         self.numbers = Counter(re.findall(r"\d+(?:\.\d+)?", text))  # each stated number and how often
+
+    def states_run(self, words: list[str]) -> bool:
+        """The words occur together, in this order (``docs-refresh`` from "docs refresh")."""
+        return f" {' '.join(words)} " in self._runs
 
 
 PRONOUNS = frozenset(
@@ -403,11 +413,14 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
             # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
             return value[:4] in sources.numbers
-        words = _words(value)
-        if not words:
-            return False
-        share = len(words & sources.words) / len(words)
-        return share >= (0.5 if FREE_TEXT.search(name.lower()) else 0.99)
+        if FREE_TEXT.search(name.lower()):
+            words = _words(value)
+            return bool(words) and len(words & sources.words) / len(words) >= 0.5
+        # an identifier the model re-spelled (``docs-refresh`` from "docs refresh") is stated when its
+        # words stand together in the sources; words from all over the request glued into one value
+        # (``inventory-api.py``, ``lumen-ui/src/Button.tsx``) or a possessive (``my-blog``) are not
+        run = _word_list(value)
+        return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
     return True
 
 

@@ -89,6 +89,21 @@ def test_grounding_drops_what_the_request_does_not_say() -> None:
     assert split_owner_repo({"owner": "octo-org/app", "repo": "x"}, ISSUE) == {"owner": "octo-org", "repo": "app"}
 
 
+def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
+    files = {"properties": {"owner": {}, "repo": {}, "path": {}, "branch": {}, "message": {}}}
+    request = "in northwind/inventory-api delete old/legacy_api.py from the docs refresh branch, message 'tidy up'"
+    raw = {
+        "owner": "my-northwind",  # a possessive glued on
+        "repo": "inventory-api",  # stated verbatim
+        "path": "inventory-api.py",  # words from two places glued into one value
+        "branch": "docs-refresh",  # re-spelled, but its words stand together
+        "message": "tidy up the api",  # free text: half of its words suffice
+    }
+    kept, dropped = ground(raw, files, request)
+    assert kept == {"repo": "inventory-api", "branch": "docs-refresh", "message": "tidy up the api"}
+    assert set(dropped) == {"owner", "path"}
+
+
 def test_entities_the_request_names_win_over_the_models_guesses() -> None:
     repo_and_path = {"properties": {"owner": {}, "repo": {}, "path": {}}}
     assert anchor_repository({"owner": "psf", "repo": "requests"}, ISSUE, "same thing for pallets/flask") == {
