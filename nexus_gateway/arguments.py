@@ -348,6 +348,15 @@ def _word_list(text: str) -> list[str]:
     return [stem(w) for w in _WORDS.findall(split_identifier(text).lower())]
 
 
+def _run_tokens(text: str) -> list[str]:
+    """Words, with the separators that carry structure (``/`` of a path, ``.`` of a file name) kept as
+    tokens: ``-``, ``_`` and spaces join words interchangeably, ``/`` and ``.`` do not."""
+    tokens: list[str] = []
+    for piece in re.split(r"([/.])", text):
+        tokens.extend([piece] if piece in ("/", ".") else _word_list(piece))
+    return tokens
+
+
 def _words(text: str) -> set[str]:
     return set(_word_list(text))
 
@@ -359,14 +368,14 @@ def _normal(text: str) -> str:
 class _Sources:
     def __init__(self, text: str) -> None:
         self.text = _normal(text)
-        self.sequence = _word_list(text)
-        self.words = set(self.sequence)
-        self._runs = " " + " ".join(self.sequence) + " "
+        self.words = _words(text)
+        self._runs = " " + " ".join(_run_tokens(text)) + " "
         self.numbers = Counter(re.findall(r"\d+(?:\.\d+)?", text))  # each stated number and how often
 
-    def states_run(self, words: list[str]) -> bool:
-        """The words occur together, in this order (``docs-refresh`` from "docs refresh")."""
-        return f" {' '.join(words)} " in self._runs
+    def states_run(self, tokens: list[str]) -> bool:
+        """The words occur together, in this order (``docs-refresh`` from "docs refresh"), with the same
+        ``/`` and ``.`` between them."""
+        return f" {' '.join(tokens)} " in self._runs
 
 
 PRONOUNS = frozenset(
@@ -418,8 +427,9 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
             return bool(words) and len(words & sources.words) / len(words) >= 0.5
         # an identifier the model re-spelled (``docs-refresh`` from "docs refresh") is stated when its
         # words stand together in the sources; words from all over the request glued into one value
-        # (``inventory-api.py``, ``lumen-ui/src/Button.tsx``) or a possessive (``my-blog``) are not
-        run = _word_list(value)
+        # (``inventory-api.py``, ``lumen-ui/src/Button.tsx``), a path made of words ("docs folder" →
+        # ``docs/folder``) or a possessive (``my-blog``) are not
+        run = _run_tokens(value)
         return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
     return True
 

@@ -102,6 +102,8 @@ def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
     kept, dropped = ground(raw, files, request)
     assert kept == {"repo": "inventory-api", "branch": "docs-refresh", "message": "tidy up the api"}
     assert set(dropped) == {"owner", "path"}
+    kept, dropped = ground({"path": "docs/folder", "branch": "docs"}, files, "what is in the docs folder")
+    assert kept == {"branch": "docs"} and dropped == ["path"]  # "/" is not a space
 
 
 def test_entities_the_request_names_win_over_the_models_guesses() -> None:
