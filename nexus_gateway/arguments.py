@@ -235,6 +235,7 @@ class ArgumentGenerator:
         arguments, dropped = ground(raw, schema, sources)
         arguments = split_owner_repo(arguments, schema)
         arguments = anchor_repository(arguments, schema, intent)
+        arguments = whole_path(arguments, intent)
         arguments = number_not_id(arguments, earlier.numbers_by_id() if earlier else {})
         required = [k for k in schema.get("required") or [] if k not in arguments]
         return Generation(
@@ -524,6 +525,23 @@ def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent:
         return arguments
     owner, repo = pairs[0]
     return {**arguments, "owner": owner, "repo": repo}
+
+
+def whole_path(arguments: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A file the request names with its folders (``render/shader.cpp``) is meant whole: the 0.5B model
+    sometimes keeps only the last part (``path: "shader.cpp"``). A path value that ends exactly one
+    ``/``-joined word of the request takes that word; the ``owner/repo`` the call already names is not
+    a path."""
+    repository = f"{arguments.get('owner')}/{arguments.get('repo')}"
+    words = {w.strip("'\"`()[]{}<>,;:!?").rstrip(".") for w in intent.split()}
+    paths = [w for w in words if "/" in w and w != repository and not URL_PATTERN.match(w)]
+    whole = dict(arguments)
+    for key, value in arguments.items():
+        if isinstance(value, str) and value.strip("/") and ("path" in key.lower() or "file" in key.lower()):
+            longer = [w for w in paths if w.endswith("/" + value.lstrip("/"))]
+            if len(longer) == 1:
+                whole[key] = longer[0]
+    return whole
 
 
 def number_not_id(arguments: dict[str, Any], numbers_by_id: dict[int, int]) -> dict[str, Any]:

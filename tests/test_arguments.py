@@ -24,6 +24,7 @@ from nexus_gateway.arguments import (
     number_not_id,
     quoted_spans,
     split_owner_repo,
+    whole_path,
 )
 from nexus_gateway.decoding import schema_grammar
 from nexus_gateway.engine import EngineSettings, LlamaEngine
@@ -104,6 +105,14 @@ def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
     assert set(dropped) == {"owner", "path"}
     kept, dropped = ground({"path": "docs/folder", "branch": "docs"}, files, "what is in the docs folder")
     assert kept == {"branch": "docs"} and dropped == ["path"]  # "/" is not a space
+
+
+def test_a_path_the_request_names_is_sent_whole() -> None:
+    intent = "comment on render/shader.cpp line 41 of pixel-forge/engine"
+    cut = {"owner": "pixel-forge", "repo": "engine", "path": "shader.cpp"}
+    assert whole_path(cut, intent)["path"] == "render/shader.cpp"
+    same_name = {"owner": "pixel-forge", "repo": "engine", "path": "engine"}
+    assert whole_path(same_name, intent) == same_name  # the repository is not a path
 
 
 def test_entities_the_request_names_win_over_the_models_guesses() -> None:
