@@ -327,17 +327,21 @@ class SchemaDecoder:
         kind = _type_of(items)
         self.force("[")
         out: list[Any] = []
+        # No empty arrays: `[]` states nothing a request could have said (and `labels: []` would clear
+        # an issue's labels); the 0.5B model writes it for a key it was made to write ("label it bug").
+        # The first item is written, and grounding drops it when the request does not supply it.
         while len(out) < MAX_ARRAY_ITEMS:
             separator = ", " if out else ""
+            close = ["]"] if out else []
             if kind == "enum":
                 values = items["enum"]
-                pick = self.choose([separator + json.dumps(v) for v in values] + ["]"])
+                pick = self.choose([separator + json.dumps(v) for v in values] + close)
                 if pick == len(values) or values[pick] in out:
                     return out
                 out.append(values[pick])
                 continue
             if kind == "string":
-                if self.choose([separator + '"', "]"]) == 1:
+                if self.choose([separator + '"', *close]) == 1:
                     return out
                 item = self._string()
                 if item in out:  # a repeated item: the model is looping, the list is over
@@ -441,7 +445,7 @@ class _Grammar:
             return kind
         if kind == "array":
             item = self.value(schema.get("items") or {}, hint + "-item", depth + 1)
-            return self.rule(hint, f'"[" ws ( {item} ( "," ws {item} )* )? "]"')
+            return self.rule(hint, f'"[" ws {item} ( "," ws {item} )* "]"')  # never empty, as in the walker
         if kind == "object" and depth <= 3 and isinstance(schema.get("properties"), dict):
             return self.object(schema, hint, depth)
         return "value"

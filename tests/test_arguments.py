@@ -227,6 +227,49 @@ def test_an_optional_key_the_request_names_is_written(generator: ArgumentGenerat
     assert done.arguments == {"owner": "acme", "repo": "web", "issue_number": 5, "labels": ["bug"]}
 
 
+# GitHub MCP's update_issue_labels: a label is a name or a suggestion object
+SUGGESTED_LABELS = {
+    "type": "object",
+    "properties": {
+        "issue_number": {"type": "number"},
+        "labels": {
+            "type": "array",
+            "items": {
+                "oneOf": [
+                    {"type": "string", "description": "Label name"},
+                    {
+                        "type": "object",
+                        "properties": {
+                            "confidence": {"type": "string", "enum": ["LOW", "MEDIUM", "HIGH"]},
+                            "is_suggestion": {"type": "boolean"},
+                            "name": {"type": "string"},
+                            "rationale": {"type": "string"},
+                        },
+                    },
+                ]
+            },
+        },
+        "owner": {"type": "string"},
+        "repo": {"type": "string"},
+    },
+    "required": ["owner", "repo", "issue_number", "labels"],
+}
+
+
+def test_an_array_is_never_empty(generator: ArgumentGenerator) -> None:
+    window = SessionWindow()
+    window.add(
+        "open an issue in mkovacs/blog titled 'Dark mode toggle resets on reload'",
+        "create_issue",
+        {"owner": "mkovacs", "repo": "blog", "title": "Dark mode toggle resets on reload"},
+        {"number": 73, "id": 3300112233, "title": "Dark mode toggle resets on reload"},
+    )
+    done = generator.generate(
+        "update_issue_labels", SUGGESTED_LABELS, "Update the labels of an existing issue", "label it bug", window
+    )
+    assert done.arguments == {"owner": "mkovacs", "repo": "blog", "issue_number": 73, "labels": ["bug"]}
+
+
 def test_generation_fills_stated_arguments_and_leaves_out_the_rest(generator: ArgumentGenerator) -> None:
     done = generator.generate("issue_read", ISSUE, "Get an issue", "what's issue 412 in octo-org/app about?")
     assert done.arguments == {"owner": "octo-org", "repo": "app", "issue_number": 412}
