@@ -221,6 +221,7 @@ class ArgumentGenerator:
                 insist=named_keys(schema, intent),
                 quoted=quoted_spans(intent),
                 text_keys=free_text_keys(schema),
+                named_values=named_values(schema, intent),
             )
             decoder.stats.started = started
             timings["prefill"] = (time.perf_counter() - started) * 1000
@@ -294,13 +295,7 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
     "line 41" → ``line``) or by one of its enum values ("as a duplicate" → ``state_reason``). The 0.5B
     model often closes the object before such a key; the decoder writes them before it may close, and
     grounding still drops a value the request does not supply."""
-    words = set(_WORDS.findall(intent.lower()))
-    stems = {stem(w) for w in words}
-
-    def said(word: str) -> bool:
-        root = stem(word)
-        return root in stems or (len(root) >= 4 and any(w.startswith(root) for w in words))
-
+    said = _sayer(intent)
     named = set()
     for key, raw in _optional_properties(schema):
         key_words = [w for w in _WORDS.findall(split_identifier(key).lower()) if len(w) >= 3]
@@ -311,6 +306,35 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
         if isinstance(enum, list) and any(_names_value(v, said) for v in enum):
             named.add(key)
     return named
+
+
+def named_values(schema: dict[str, Any], intent: str) -> dict[str, list[Any]]:
+    """Top-level enum keys with the values the request says in words: "rerun just the jobs that
+    failed" → ``method: rerun_failed_jobs``, "close it as a duplicate" → ``state_reason: duplicate``.
+    The 0.5B model picks ``cancel_workflow_run`` or ``completed`` there; the decoder chooses among the
+    named values only."""
+    said = _sayer(intent)
+    props = schema.get("properties") or {}
+    named: dict[str, list[Any]] = {}
+    for key, raw in props.items() if isinstance(props, dict) else ():
+        enum = raw.get("enum") if isinstance(raw, dict) else None
+        if isinstance(enum, list):
+            values = [v for v in enum if _names_value(v, said)]
+            if values:
+                named[key] = values
+    return named
+
+
+def _sayer(intent: str) -> Callable[[str], bool]:
+    """Does the request say this word (its stem, or a word it begins with, for 4+ letters)?"""
+    words = set(_WORDS.findall(intent.lower()))
+    stems = {stem(w) for w in words}
+
+    def said(word: str) -> bool:
+        root = stem(word)
+        return root in stems or (len(root) >= 4 and any(w.startswith(root) for w in words))
+
+    return said
 
 
 _QUOTED = re.compile(r"""(?:^|(?<=[\s(:]))(['"‘“])(.{2,}?)['"’”](?=$|[\s.,;:!?)])""")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +146,7 @@ class SchemaDecoder:
         insist: Collection[str] = (),
         quoted: Collection[str] = (),
         text_keys: Collection[str] = (),
+        named_values: Mapping[str, list[Any]] | None = None,
     ) -> None:
         self.engine = engine
         self.vocab = vocabulary
@@ -154,6 +155,8 @@ class SchemaDecoder:
         # Quoted text of the request that no value holds yet: one of the free-text keys must take it first.
         self.quoted = [" ".join(q.lower().split()) for q in quoted]
         self.text_keys = frozenset(text_keys)
+        # Top-level enum keys some of whose values the request says in words: the choice is among those.
+        self.named_values = dict(named_values or {})
         self.stats = DecodeStats()
         self.pending = b""
         self.carry = b""
@@ -383,6 +386,8 @@ class SchemaDecoder:
             if pick == len(remaining):
                 return out
             name, prop = remaining[pick]
+            if depth == 0 and name in self.named_values and _type_of(prop) == "enum":
+                prop = {**prop, "enum": self.named_values[name]}
             out[name] = self.value(prop, root, depth + 1)
         self.force("}")
         return out

@@ -21,6 +21,7 @@ from nexus_gateway.arguments import (
     free_text_keys,
     ground,
     named_keys,
+    named_values,
     number_not_id,
     quoted_spans,
     split_owner_repo,
@@ -190,6 +191,18 @@ LABELS = {
 }
 
 
+def test_enum_values_the_request_says_narrow_the_choice() -> None:
+    trigger = {
+        "properties": {
+            "method": {"type": "string", "enum": ["run_workflow", "rerun_failed_jobs", "cancel_workflow_run"]},
+            "run_id": {"type": "integer"},
+        },
+        "required": ["method"],
+    }
+    assert named_values(trigger, "looks flaky. rerun just the jobs that failed") == {"method": ["rerun_failed_jobs"]}
+    assert named_values(trigger, "what happened in run 42?") == {}
+
+
 def test_keys_the_request_names_are_found_by_their_words() -> None:
     assert named_keys(LABELS, "label issue 5 in acme/web as bug") == {"labels"}
     assert named_keys(LABELS, "show me the bug-labelled issues, 10 per page") == {"labels"}  # per_page: generic
@@ -268,6 +281,23 @@ def test_an_array_is_never_empty(generator: ArgumentGenerator) -> None:
         "update_issue_labels", SUGGESTED_LABELS, "Update the labels of an existing issue", "label it bug", window
     )
     assert done.arguments == {"owner": "mkovacs", "repo": "blog", "issue_number": 73, "labels": ["bug"]}
+
+
+def test_the_enum_value_the_request_says_is_chosen(generator: ArgumentGenerator) -> None:
+    methods = ["run_workflow", "rerun_workflow_run", "rerun_failed_jobs", "cancel_workflow_run"]
+    trigger = {
+        "type": "object",
+        "properties": {
+            "method": {"type": "string", "enum": methods},
+            "owner": {"type": "string"},
+            "repo": {"type": "string"},
+            "run_id": {"type": "number"},
+        },
+        "required": ["method", "owner", "repo"],
+    }
+    intent = "rerun the failed jobs of run 9876543210 in acme-corp/billing-service"
+    done = generator.generate("actions_run_trigger", trigger, "Trigger GitHub Actions workflow operations", intent)
+    assert done.arguments["method"] == "rerun_failed_jobs"  # the 0.5B model alone picks cancel_workflow_run
 
 
 def test_generation_fills_stated_arguments_and_leaves_out_the_rest(generator: ArgumentGenerator) -> None:
