@@ -314,10 +314,9 @@ def named_values(schema: dict[str, Any], intent: str) -> dict[str, list[Any]]:
     The 0.5B model picks ``cancel_workflow_run`` or ``completed`` there; the decoder chooses among the
     named values only."""
     said = _sayer(intent)
-    props = schema.get("properties") or {}
     named: dict[str, list[Any]] = {}
-    for key, raw in props.items() if isinstance(props, dict) else ():
-        enum = raw.get("enum") if isinstance(raw, dict) else None
+    for key, raw in _properties(schema):
+        enum = raw.get("enum")
         if isinstance(enum, list):
             values = [v for v in enum if _names_value(v, said)]
             if values:
@@ -354,12 +353,17 @@ def free_text_keys(schema: dict[str, Any]) -> set[str]:
     }
 
 
+def _properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The schema's top-level keys with their (dict) property schemas."""
+    props = schema.get("properties") or {}
+    items = props.items() if isinstance(props, dict) else ()
+    return [(key, raw) for key, raw in items if isinstance(raw, dict)]
+
+
 def _optional_properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The schema's top-level keys that are not required, with their (dict) property schemas."""
-    props = schema.get("properties") or {}
     required = set(schema.get("required") or [])
-    items = props.items() if isinstance(props, dict) else ()
-    return [(key, raw) for key, raw in items if key not in required and isinstance(raw, dict)]
+    return [(key, raw) for key, raw in _properties(schema) if key not in required]
 
 
 def _names_value(value: Any, said: Callable[[str], bool]) -> bool:
@@ -393,8 +397,9 @@ def _normal(text: str) -> str:
 class _Sources:
     def __init__(self, text: str) -> None:
         self.text = _normal(text)
-        self.words = _words(text)
-        self._runs = " " + " ".join(_run_tokens(text)) + " "
+        tokens = _run_tokens(text)
+        self.words = set(tokens) - {"/", "."}
+        self._runs = " " + " ".join(tokens) + " "
         self.numbers = Counter(re.findall(r"\d+(?:\.\d+)?", text))  # each stated number and how often
 
     def states_run(self, tokens: list[str]) -> bool:

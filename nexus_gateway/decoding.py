@@ -6,7 +6,9 @@ does not supply is dropped by grounding afterwards and asked for, never forwarde
 schema (enums as literals, integers as digits, bounded strings, arrays, nested objects). Two nudges from
 the request itself keep the 0.5B model from closing the object too early: optional keys the request
 names (``insist``) are written before it may close, and while text the request quotes is in no value
-yet, the free-text keys get their turn first (``docs/arguments.md`` has the measurements).
+yet, the free-text keys get their turn first; an enum key some of whose values the request says is
+chosen among those values (``named_values``); arrays are never empty (``docs/arguments.md`` has the
+measurements).
 :func:`schema_grammar` writes it as GBNF for a backend that takes grammars (llama-server), with the keys
 in schema order (any order would make the grammar exponential); :class:`SchemaDecoder` walks the same
 language on the local engine, required keys first and otherwise in any order (the model's habit, owner

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import kv_state, rope
-from .arguments import ArgumentGenerator, schema_text
+from .arguments import ArgumentGenerator, request_text, schema_text
 from .atb import Block, anchor_of
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
@@ -123,7 +123,7 @@ class SpliceBench:
 
     def question(self, request: dict[str, Any]) -> list[int]:
         """The tokens that follow the schema block: the request and the assistant's turn."""
-        return self.engine.tokenize(f"Request: {request['intent']}<|im_end|>\n<|im_start|>assistant\n")
+        return self.engine.tokenize(request_text(request["intent"], ""))
 
     def timed_prefill(self, position: int, tokens: list[int]) -> tuple[np.ndarray, float]:
         """Prefill ``tokens`` in one batch from the checkpoint: the next-token logits and the ms it took."""
