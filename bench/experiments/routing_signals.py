@@ -15,7 +15,9 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
 - dehub: each tool's score lowered by the query's cosine to the mean of its k nearest tools (what a
   tool shares with its neighbours counts less than what sets it apart);
 - qualifier: a search tool whose query parameter documents the ``repo:`` qualifier counts as taking
-  ``owner/repo`` in the affordance signal.
+  ``owner/repo`` in the affordance signal;
+- qbank: query-bank normalisation; each tool's score lowered by beta times its mean (or mean top-k)
+  cosine over a bank of registry-derived queries, the tools' names as phrases ("list pull requests").
 """
 
 from __future__ import annotations
@@ -249,6 +251,22 @@ def dehub(tools: list[Any], rows: list[dict[str, Any]], embedder: Embedder) -> N
             print(f"dehub k {k} alpha {alpha}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
 
 
+def qbank(tools: list[Any], rows: list[dict[str, Any]], embedder: Embedder) -> None:
+    matrix = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag)).astype(np.float32)
+    bank = np.array([embedder.embed_query(" ".join(split_identifier(t.name)).lower()) for t in tools])
+    similar = bank @ matrix.T
+    ranked = -np.sort(-similar, axis=0)
+    statistics = {"mean": similar.mean(axis=0), "top10": ranked[:10].mean(axis=0), "top30": ranked[:30].mean(axis=0)}
+    for name, statistic in statistics.items():
+        for beta in (0.05, 0.1, 0.2, 0.3, 0.5):
+
+            def extra(row: dict[str, Any], s: np.ndarray = statistic, b: float = beta) -> np.ndarray:
+                return -b * s[row["ids"]]
+
+            even, odd = rows[0::2], rows[1::2]
+            print(f"qbank {name} beta {beta}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+
+
 def qualifier(tools: list[Any], rows: list[dict[str, Any]], weight: float) -> None:
     def documents_repo_qualifier(tool: Any) -> bool:
         properties = (tool.schema or {}).get("properties") or {}
@@ -269,7 +287,7 @@ def qualifier(tools: list[Any], rows: list[dict[str, Any]], weight: float) -> No
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=250)
-    parser.add_argument("--only", default="mood,slots,memory,views,colbert,dehub,qualifier")
+    parser.add_argument("--only", default="mood,slots,memory,views,colbert,dehub,qualifier,qbank")
     parser.add_argument("--minilm", metavar="DIR", help="all-MiniLM-L6-v2 ONNX + tokenizer.json (for --only minilm)")
     args = parser.parse_args()
     tools, rows, embedder, calibration = features(args.size)
@@ -284,6 +302,7 @@ def main() -> int:
         ("minilm", lambda: minilm(tools, rows, args.minilm)),
         ("dehub", lambda: dehub(tools, rows, embedder)),
         ("qualifier", lambda: qualifier(tools, rows, calibration.affordance_weight)),
+        ("qbank", lambda: qbank(tools, rows, embedder)),
     ):
         if name in chosen:
             run()
