@@ -265,6 +265,15 @@ def qbank(tools: list[Any], rows: list[dict[str, Any]], embedder: Embedder) -> N
 
             even, odd = rows[0::2], rows[1::2]
             print(f"qbank {name} beta {beta}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+    mean, spread = similar.mean(axis=0), similar.std(axis=0)
+    for weight in (0.005, 0.01, 0.02, 0.05):
+
+        def z_scored(row: dict[str, Any], w: float = weight) -> np.ndarray:
+            ids = row["ids"]
+            return w * (matrix[ids] @ row["qv"] - mean[ids]) / spread[ids]
+
+        even, odd = rows[0::2], rows[1::2]
+        print(f"qbank z-scored cosine, weight {weight}: even {top1(even, z_scored):.3f} odd {top1(odd, z_scored):.3f}")
 
 
 def qualifier(tools: list[Any], rows: list[dict[str, Any]], weight: float) -> None:
