@@ -16,6 +16,8 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
   tool shares with its neighbours counts less than what sets it apart);
 - qualifier: a search tool whose query parameter documents the ``repo:`` qualifier counts as taking
   ``owner/repo`` in the affordance signal;
+- spelling: the BM25 corrector's typo fixes applied to the text bge embeds as well, for words that are
+  not in bge's WordPiece vocabulary ("fodler" → "folder");
 - qbank: query-bank normalisation; each tool's score lowered by beta times its mean (or mean top-k)
   cosine over a bank of registry-derived queries, the tools' names as phrases ("list pull requests").
 """
@@ -37,7 +39,7 @@ from nexus_gateway.cache import RegistryCache
 from nexus_gateway.calibration import load_calibration
 from nexus_gateway.embedder import Embedder
 from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
-from nexus_gateway.lexical import split_identifier
+from nexus_gateway.lexical import STOPWORDS, split_identifier, stem
 from nexus_gateway.routing import tool_document
 from nexus_gateway.vectors import VectorStore
 
@@ -66,7 +68,7 @@ def features(size: int) -> tuple[list[Any], list[dict[str, Any]], Embedder, Any]
             + calibration.lexical_weight * lexical / max(float(lexical.max()), 1e-9)
             + calibration.affordance_weight * np.asarray(affordance)
         )
-        rows.append({"q": query, "ids": ids, "base": base, "acc": accepted, "qv": vector})
+        rows.append({"q": query, "ids": ids, "base": base, "acc": accepted, "qv": vector, "router": router})
     return tools, rows, embedder, calibration
 
 
@@ -276,6 +278,33 @@ def qbank(tools: list[Any], rows: list[dict[str, Any]], embedder: Embedder) -> N
         print(f"qbank z-scored cosine, weight {weight}: even {top1(even, z_scored):.3f} odd {top1(odd, z_scored):.3f}")
 
 
+def spelling(rows: list[dict[str, Any]], embedder: Embedder) -> None:
+    vocabulary = set(embedder.tokenizer.get_vocab())  # type: ignore[attr-defined]
+
+    def corrected(text: str, bm25: Any) -> str:
+        def fix(match: re.Match[str]) -> str:
+            word = match.group(0).lower()
+            if word in STOPWORDS or word in vocabulary or stem(word) in bm25.postings:
+                return match.group(0)
+            return str(bm25.correct(stem(word)) or match.group(0))
+
+        return re.sub(r"[A-Za-z]+", fix, text)
+
+    for row in rows:
+        router = row["router"]
+        text = corrected(row["q"]["query"], router.bm25)
+        if text != row["q"]["query"]:
+            vector = embedder.embed_query(text)
+            row["spelled"] = router.slb.scores(vector) - router.slb.scores(row["qv"])
+            print(f"  {row['q']['query'][:70]!r} -> {text[:70]!r}")
+
+    def extra(row: dict[str, Any]) -> Any:
+        return row.get("spelled", 0.0)
+
+    even, odd = rows[0::2], rows[1::2]
+    print(f"spelling: even {top1(even):.3f} -> {top1(even, extra):.3f}, odd {top1(odd):.3f} -> {top1(odd, extra):.3f}")
+
+
 def qualifier(tools: list[Any], rows: list[dict[str, Any]], weight: float) -> None:
     def documents_repo_qualifier(tool: Any) -> bool:
         properties = (tool.schema or {}).get("properties") or {}
@@ -296,7 +325,7 @@ def qualifier(tools: list[Any], rows: list[dict[str, Any]], weight: float) -> No
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=250)
-    parser.add_argument("--only", default="mood,slots,memory,views,colbert,dehub,qualifier,qbank")
+    parser.add_argument("--only", default="mood,slots,memory,views,colbert,dehub,qualifier,qbank,spelling")
     parser.add_argument("--minilm", metavar="DIR", help="all-MiniLM-L6-v2 ONNX + tokenizer.json (for --only minilm)")
     args = parser.parse_args()
     tools, rows, embedder, calibration = features(args.size)
@@ -312,6 +341,7 @@ def main() -> int:
         ("dehub", lambda: dehub(tools, rows, embedder)),
         ("qualifier", lambda: qualifier(tools, rows, calibration.affordance_weight)),
         ("qbank", lambda: qbank(tools, rows, embedder)),
+        ("spelling", lambda: spelling(rows, embedder)),
     ):
         if name in chosen:
             run()
