@@ -26,7 +26,7 @@ from .affordance import REPO_PATTERN, URL_PATTERN
 from .decoding import SchemaDecoder, Vocabulary
 from .engine import GenerationBackend
 from .ir import compressed_ir
-from .lexical import split_identifier, stem
+from .lexical import STOPWORDS, split_identifier, stem
 from .signature import _resolve
 from .window import SessionWindow
 
@@ -75,6 +75,12 @@ EXAMPLES = (
 )
 
 FREE_TEXT = re.compile(r"body|description|content|message|text|comment|title|query|summary|reason|note")
+# Prose the request must give itself (quoted, or under the key's own name) when the key is optional: the
+# 0.5B model otherwise writes a description nobody asked for, or pastes the whole request as a body.
+PROSE = re.compile(r"body|description|content|message|comment|summary|reason|note|rationale")
+# A number as a word of its own ("#318", "PR 512", "3.12", "1st", "6cm"), not the digits inside an id or
+# a hash ("DC_kwDOAbCd4M4AxYz1", "5b1e9f0c").
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?=[A-Za-z]*(?!\w))")
 _WORDS = re.compile(r"[a-z0-9]+")
 _PLACEHOLDER = re.compile(
     r"^(<.*>|\{.*\}|\[.*\]|string|example|sample|value|xxx+|todo|n/?a|none|null|your[-_ ].*)$", re.I
@@ -235,7 +241,7 @@ class ArgumentGenerator:
         sources = intent + "\n" + (earlier.sources() if earlier else "")
         arguments, dropped = ground(raw, schema, sources)
         arguments = split_owner_repo(arguments, schema)
-        arguments = anchor_repository(arguments, schema, intent)
+        arguments = own_repository_elsewhere(anchor_repository(arguments, schema, intent))
         arguments = whole_path(arguments, intent)
         arguments = number_not_id(arguments, earlier.numbers_by_id() if earlier else {})
         required = [k for k in schema.get("required") or [] if k not in arguments]
@@ -400,7 +406,13 @@ class _Sources:
         tokens = _run_tokens(text)
         self.words = set(tokens) - {"/", "."}
         self._runs = " " + " ".join(tokens) + " "
-        self.numbers = Counter(re.findall(r"\d+(?:\.\d+)?", text))  # each stated number and how often
+        self.numbers = Counter(_NUMBER.findall(text))  # each stated number and how often
+        self.quoted = [_normal(span) for span in quoted_spans(text)]
+
+    def quotes(self, value: str) -> bool:
+        """The value is text the request quotes (or holds a quoted span whole)."""
+        value = _normal(value)
+        return any(value in span or span in value for span in self.quoted)
 
     def states_run(self, tokens: list[str]) -> bool:
         """The words occur together, in this order (``docs-refresh`` from "docs refresh"), with the same
@@ -445,8 +457,8 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
     if isinstance(value, str):
         if not value.strip() or _PLACEHOLDER.match(value.strip()) or value.strip().lower() in PRONOUNS:
             return False
-        if isinstance(prop.get("enum"), list):
-            return required or bool(_words(value) & sources.words)
+        if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
+            return required or bool((_words(value) - STOPWORDS) & sources.words)
         if _normal(value) in sources.text:
             return True
         if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
@@ -464,10 +476,27 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
     return True
 
 
+def _numbers_in(value: Any) -> Counter[str]:
+    """The numbers a raw object's numeric values use, however deep."""
+    if isinstance(value, bool):
+        return Counter()
+    if isinstance(value, int | float):
+        return Counter([str(value)])
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return sum((_numbers_in(v) for v in items), Counter())
+
+
 def _first_use(value: Any, sources: _Sources, used: dict[str, int]) -> bool:
     """A number the sources state once fills one argument, not two (the 0.5B model repeats an id into
-    every numeric slot)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    every numeric slot, or into a string one: ``run_id: 4433221100, workflow_id: "4433221100"``, ``repo:
+    "512", pullNumber: 512``). Numeric slots have the first claim (``used`` starts with their uses); a
+    string of digits gets a number only when the sources state it more often than they use it."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, str) and value.isdigit():
+        used[value] = used.get(value, 0) + 1
+        return used[value] <= max(sources.numbers[value], 1)
+    if not isinstance(value, int | float):
         return True
     text = str(value)
     used[text] = used.get(text, 0) + 1
@@ -488,6 +517,8 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
     sources = _Sources(text)
     dropped: list[str] = []
     used_numbers: dict[str, int] = {}
+    used_by_strings: dict[str, int] = dict(_numbers_in(raw))
+    named = named_keys(schema, text)
 
     def walk(value: dict[str, Any], node: dict[str, Any], path: str) -> dict[str, Any]:
         props = node.get("properties") or {}
@@ -510,13 +541,22 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
                     kept[key] = items
                 else:
                     dropped.append(where)
-            elif _grounded(item, prop, key, key in required, sources) and _first_use(item, sources, used_numbers):
+            elif (
+                _grounded(item, prop, key, key in required, sources)
+                and _first_use(item, sources, used_by_strings if isinstance(item, str) else used_numbers)
+                and (key in required or not _unasked_prose(item, key, named, sources))
+            ):
                 kept[key] = item
             else:
                 dropped.append(where)
         return kept
 
     return walk(raw, schema, ""), dropped
+
+
+def _unasked_prose(value: Any, key: str, named: set[str], sources: _Sources) -> bool:
+    """Prose for an optional key that the request neither quotes nor asks for by the key's name."""
+    return isinstance(value, str) and bool(PROSE.search(key.lower())) and key not in named and not sources.quotes(value)
 
 
 _FILE_NAME = re.compile(r"\.(?:[a-z]{1,4}|[ch]pp)$", re.IGNORECASE)
@@ -532,10 +572,22 @@ def repositories(text: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(found))
 
 
-def _not_the_repository(arguments: dict[str, Any], pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """A branch, ref or base equal to the ``owner/repo`` the request names is the model echoing it."""
-    names = {f"{o}/{r}" for o, r in pairs}
-    return {k: v for k, v in arguments.items() if k in ("owner", "repo") or not (isinstance(v, str) and v in names)}
+def own_repository_elsewhere(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The call's own ``owner/repo`` in another argument is the model echoing it: a branch, base or head
+    equal to it, or an item of its assignees, labels or reviewers. Only the call's own pair: a branch
+    such as ``hotfix/invoice-rounding`` has the same shape, and a team such as ``acme-corp/backend-team``
+    is a real reviewer."""
+    own = f"{arguments.get('owner')}/{arguments.get('repo')}"
+    kept: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if key in ("owner", "repo") or "repo" in key.lower():
+            kept[key] = value
+        elif isinstance(value, list):
+            if items := [v for v in value if v != own]:
+                kept[key] = items
+        elif value != own:
+            kept[key] = value
+    return kept
 
 
 def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
@@ -549,7 +601,6 @@ def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent:
         return arguments
     takes_path = any("path" in name.lower() or "file" in name.lower() for name in props)
     pairs = [p for p in repositories(intent) if not (takes_path and _FILE_NAME.search(p[1]))]
-    arguments = _not_the_repository(arguments, pairs)
     if not pairs or (arguments.get("owner"), arguments.get("repo")) in pairs:
         return arguments
     owner, repo = pairs[0]

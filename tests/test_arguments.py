@@ -23,6 +23,7 @@ from nexus_gateway.arguments import (
     named_keys,
     named_values,
     number_not_id,
+    own_repository_elsewhere,
     quoted_spans,
     split_owner_repo,
     whole_path,
@@ -106,6 +107,43 @@ def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
     assert set(dropped) == {"owner", "path"}
     kept, dropped = ground({"path": "docs/folder", "branch": "docs"}, files, "what is in the docs folder")
     assert kept == {"branch": "docs"} and dropped == ["path"]  # "/" is not a space
+
+
+def test_numbers_prose_and_lists_are_grounded_too() -> None:
+    runs = {
+        "properties": {
+            "run_id": {"type": "integer"},
+            "workflow_id": {"type": "string"},
+            "discussionNumber": {"type": "integer"},
+            "description": {"type": "string"},
+            "status": {"type": "string", "enum": ["in_progress", "completed"]},
+        }
+    }
+    # digits inside an id are not a stated number; a number stated once fills one slot, numbers first
+    raw = {"workflow_id": "4433221100", "run_id": 4433221100, "discussionNumber": 1}
+    kept, dropped = ground(raw, runs, "cancel run 4433221100 (node DC_kwDOAbCd4M4AxYz1) in progress")
+    assert kept == {"run_id": 4433221100} and set(dropped) == {"workflow_id", "discussionNumber"}
+    assert ground({"run_id": 10}, runs, "the run that took 10min")[0] == {"run_id": 10}  # a unit is no id
+    # "in" does not name ``in_progress``; prose nobody asked for is dropped, quoted prose is kept
+    kept, _ = ground({"status": "in_progress", "description": "A demo repository"}, runs, "make a demo repo in acme")
+    assert kept == {}
+    kept, _ = ground({"description": "Tracks Q3 work"}, runs, "make a repo, description 'Tracks Q3 work'")
+    assert kept == {"description": "Tracks Q3 work"}
+    kept, _ = ground({"description": "Tracks Q3 work"}, runs, "make a repo with the description Tracks Q3 work")
+    assert kept == {"description": "Tracks Q3 work"}  # asked for by the key's name
+    listed = {"owner": "riverbank", "repo": "payments", "assignees": ["sofia-g", "riverbank/payments"]}
+    assert own_repository_elsewhere(listed)["assignees"] == ["sofia-g"]
+    team = {"owner": "acme-corp", "repo": "billing", "reviewers": ["acme-corp/backend-team"]}
+    assert own_repository_elsewhere(team) == team
+
+
+def test_a_branch_shaped_like_owner_repo_is_a_branch() -> None:
+    pull = {"properties": {"owner": {}, "repo": {}, "head": {}, "base": {}}}
+    request = "open a PR in acme-corp/billing from hotfix/invoice-rounding into release/3.2"
+    model = {"owner": "acme-corp", "repo": "billing", "head": "hotfix/invoice-rounding", "base": "release/3.2"}
+    assert own_repository_elsewhere(anchor_repository(model, pull, request)) == model
+    echoed = {**model, "base": "acme-corp/billing"}  # the call's own repository as a branch: an echo
+    assert "base" not in own_repository_elsewhere(anchor_repository(echoed, pull, request))
 
 
 def test_a_path_the_request_names_is_sent_whole() -> None:
