@@ -372,10 +372,21 @@ def _optional_properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, An
     return [(key, raw) for key, raw in _properties(schema) if key not in required]
 
 
+# The verbs of operation enums (``create_project``, ``update``) and the everyday words people use for them
+# instead: "set up a new project", "change the title". Generic CRUD vocabulary, no tool's own words; not
+# "start", which is as often "start over" as "start a new one" (measured in docs/arguments.md).
+VERB_SYNONYMS = {
+    "create": ("new", "add", "make"),
+    "update": ("change", "edit", "modify", "rename", "replace"),
+    "delete": ("remove", "drop", "erase"),
+}
+
+
 def _names_value(value: Any, said: Callable[[str], bool]) -> bool:
-    """An enum value the request says in words ("false positive" for ``false_positive``)."""
+    """An enum value the request says in words ("false positive" for ``false_positive``; "a new project"
+    for ``create_project``)."""
     words = _WORDS.findall(split_identifier(value).lower()) if isinstance(value, str) and len(value) >= 4 else []
-    return bool(words) and all(said(w) for w in words)
+    return bool(words) and all(said(w) or any(said(s) for s in VERB_SYNONYMS.get(w, ())) for w in words)
 
 
 # --- grounding ----------------------------------------------------------------------------------------------
@@ -470,7 +481,10 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         # an identifier the model re-spelled (``docs-refresh`` from "docs refresh") is stated when its
         # words stand together in the sources; words from all over the request glued into one value
         # (``inventory-api.py``, ``lumen-ui/src/Button.tsx``), a path made of words ("docs folder" →
-        # ``docs/folder``) or a possessive (``my-blog``) are not
+        # ``docs/folder``) or a possessive (``my-blog``) are not. A path is never re-spelled: "the top
+        # level of psf/requests" names no ``top-level`` file
+        if "path" in name.lower():
+            return False
         run = _run_tokens(value)
         return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
     return True

@@ -107,6 +107,8 @@ def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
     assert set(dropped) == {"owner", "path"}
     kept, dropped = ground({"path": "docs/folder", "branch": "docs"}, files, "what is in the docs folder")
     assert kept == {"branch": "docs"} and dropped == ["path"]  # "/" is not a space
+    kept, dropped = ground({"path": "top-level"}, files, "what files are at the top level of psf/requests")
+    assert kept == {} and dropped == ["path"]  # a path is never re-spelled
 
 
 def test_numbers_prose_and_lists_are_grounded_too() -> None:
@@ -239,6 +241,11 @@ def test_enum_values_the_request_says_narrow_the_choice() -> None:
     }
     assert named_values(trigger, "looks flaky. rerun just the jobs that failed") == {"method": ["rerun_failed_jobs"]}
     assert named_values(trigger, "what happened in run 42?") == {}
+    projects = {"properties": {"method": {"enum": ["create_project", "add_project_item", "delete_project_item"]}}}
+    assert named_values(projects, "set up a new project called 'Q3 Roadmap'") == {"method": ["create_project"]}
+    labels = {"properties": {"method": {"enum": ["create", "update", "delete"]}}}
+    assert named_values(labels, "change the title to 'Crash on save'") == {"method": ["update"]}
+    assert named_values(labels, "throw away my pending review, I'll start over") == {}
 
 
 def test_keys_the_request_names_are_found_by_their_words() -> None:
