@@ -594,7 +594,7 @@ def own_repository_elsewhere(arguments: dict[str, Any]) -> dict[str, Any]:
     own = f"{arguments.get('owner')}/{arguments.get('repo')}"
     kept: dict[str, Any] = {}
     for key, value in arguments.items():
-        if key in ("owner", "repo") or "repo" in key.lower():
+        if key == "owner" or "repo" in key.lower():  # the pair itself, or a key meant to hold repositories
             kept[key] = value
         elif isinstance(value, list):
             if items := [v for v in value if v != own]:
