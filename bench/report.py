@@ -403,7 +403,6 @@ drift of that head's spliced values): {gate_text}.
 def full_schema_mode() -> str:
     accuracy = load("args-github-gold-full-0.5b.json")
     timing = load("args-github-gold-full-splice-timing.json")
-    gold = dialogues = PAIRED_IR
     if accuracy is None or timing is None:
         return "_not run yet_\n"
     f = timing["first_arg_ms"]
@@ -415,9 +414,9 @@ def full_schema_mode() -> str:
 
 | labelled tool given, 0.5B | the IR | the full schema, spliced |
 |---|---|---|
-| argument accuracy | {pct(gold["argument_accuracy_routed"])} | {pct(accuracy["argument_accuracy_routed"])} |
-| placeholder leaks | {gold["placeholder_leaks"]} | {accuracy["placeholder_leaks"]} |
-| coreference (dialogue turns) | {pct(dialogues["coreference_accuracy"])} | {pct(accuracy["coreference_accuracy"])} |
+| argument accuracy | {pct(PAIRED_IR["argument_accuracy_routed"])} | {pct(accuracy["argument_accuracy_routed"])} |
+| placeholder leaks | {PAIRED_IR["placeholder_leaks"]} | {accuracy["placeholder_leaks"]} |
+| coreference (dialogue turns) | {pct(PAIRED_IR["coreference_accuracy"])} | {pct(accuracy["coreference_accuracy"])} |
 
 First argument token with the full schema spliced from its block {_ms(f["ir"], f["ir_ci"])} vs the same
 schema prefilled {_ms(f["full_schema"], f["full_schema_ci"])}: **{f["ratio"]:.1f}×** sooner (n = 20), and
