@@ -25,6 +25,7 @@ from .cache import schema_key
 from .embedder import CrossEncoder, Embedder
 from .exceptions import ConfigError
 from .lexical import LexicalDocument
+from .mood import tool_mood
 from .routing import Calibration, RouteDoc, Router, tool_document
 from .vectors import VectorStore
 
@@ -181,6 +182,7 @@ class RoutingEvaluation:
             for t in tools
         ]
         self.affordances = [tool_affordances(t.schema) for t in tools]
+        self.moods = [tool_mood(t.name, t.raw.get("annotations")) for t in tools]
         self._router_cache: tuple[tuple[int, ...], Router] | None = None
 
     def router(self, registry: list[int]) -> Router:
@@ -189,7 +191,14 @@ class RoutingEvaluation:
             self._router_cache[1].calibration = self.calibration
             return self._router_cache[1]
         docs = [
-            RouteDoc(str(i), self.tools[i].name, self.tools[i].description, self.tokens[i], self.affordances[i])
+            RouteDoc(
+                str(i),
+                self.tools[i].name,
+                self.tools[i].description,
+                self.tokens[i],
+                self.affordances[i],
+                self.moods[i],
+            )
             for i in registry
         ]
         router = Router(self.embedder, docs, self.vectors[registry], self.calibration, self.cross_encoder)
@@ -302,6 +311,7 @@ class RoutingEvaluation:
 
 LEXICAL_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 AFFORDANCE_GRID = (0.0, 0.1, 0.2, 0.3)
+MOOD_GRID = (0.0, 0.1, 0.2, 0.3)
 
 
 def calibrate(
@@ -314,8 +324,8 @@ def calibrate(
 ) -> Calibration:
     """Fit the router's few constants on calibration queries (report on other queries!).
 
-    1. The fusion weights (lexical, affordance): the grid point with the best top-1 before the gate,
-       ties to the smaller weights. Registries differ (BFCL's terse functions reward meaning, GitHub's
+    1. The fusion weights (lexical, affordance, mood): the grid point with the best top-1 before the
+       gate, ties to the smaller weights. Registries differ (BFCL's terse functions reward meaning, GitHub's
        entity-heavy requests reward words and slots), so they are calibrated per registry.
     2. τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
        queries when none is labelled confusable), so about that share of decisions escalates.
@@ -323,24 +333,29 @@ def calibrate(
     """
     base = evaluation.calibration
     registries = [evaluation.protocol.registry(q, size) for q in queries]
+    # Each query's router is built once for the whole grid (building one is most of a route's cost).
+    routers = [evaluation.router(registry) for registry, _ in registries]
 
     def top1(calibration: Calibration) -> int:
         right = 0
-        for query, vector, (registry, accepted) in zip(queries, query_vectors, registries, strict=True):
-            router = evaluation.router(registry)
+        for query, vector, router, (_, accepted) in zip(queries, query_vectors, routers, registries, strict=True):
             router.calibration = calibration
             result = router.route_vector(query["query"], vector, allow_rerank=False)
             right += int(result.candidates[0].id) in accepted
         return right
 
-    grid = [(lex, aff) for lex in LEXICAL_GRID for aff in AFFORDANCE_GRID]
-    scored = [(top1(replace(base, lexical_weight=lex, affordance_weight=aff, floor=-1e9)), -lex - aff, lex, aff)
-              for lex, aff in grid]  # fmt: skip
-    _, _, lexical, affordance = max(scored)
-    tuned = replace(base, lexical_weight=lexical, affordance_weight=affordance, floor=-1e9)
+    grid = [
+        replace(base, lexical_weight=lex, affordance_weight=aff, mood_weight=mood, floor=-1e9)
+        for lex in LEXICAL_GRID
+        for aff in AFFORDANCE_GRID
+        for mood in MOOD_GRID
+    ]
+    _, _, tuned = max(
+        ((top1(c), -(c.lexical_weight + c.affordance_weight + c.mood_weight), c) for c in grid),
+        key=lambda scored: scored[:2],
+    )
     margins, confusable_margins, best = [], [], []
-    for query, vector, (registry, _) in zip(queries, query_vectors, registries, strict=True):
-        router = evaluation.router(registry)
+    for query, vector, router in zip(queries, query_vectors, routers, strict=True):
         router.calibration = tuned
         result = router.route_vector(query["query"], vector, allow_rerank=False)
         margins.append(result.margin)

@@ -22,6 +22,20 @@ me my i you your we our please can could would should will do does
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
+# A request's function words ("what", "which", "have", "been", "there") match nothing a tool does, yet a
+# long description that happens to contain one (``list_notifications`` says "what") took the whole
+# lexical signal for "whats in the docs folder". Dropped from queries only; the documents keep their words.
+# Interrogatives, auxiliaries, pronouns and fillers of the usual English stop-word lists, but not the
+# prepositions and quantifiers an API can mean ("between", "under", "only", "not", "all").
+_QUERY_STOPWORD_TEXT = """
+what whats which who whom when where why how am was were been being have has had having did doing didn doesn
+don isn aren wasn weren hasn haven hadn won wouldn couldn shouldn mustn shan he him his she her hers herself
+himself they them their theirs themselves these those there here myself ours ourselves yours yourself
+yourselves itself just so very too then now once if because while such some other own ought cannot than
+further again nor
+"""
+QUERY_STOPWORDS = STOPWORDS | frozenset(_QUERY_STOPWORD_TEXT.split())
+
 
 # Short forms people type for words tool descriptions spell out (generic software vocabulary only).
 ABBREVIATIONS = {
@@ -60,12 +74,12 @@ def stem(word: str) -> str:
     return word
 
 
-def tokenize(text: str) -> list[str]:
+def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
     """Lower-cased, identifier-split, abbreviation-expanded, stop-word-free, lightly stemmed tokens."""
     words: list[str] = []
     for word in _WORD.findall(split_identifier(text).lower()):
         words.extend(ABBREVIATIONS[word].split() if word in ABBREVIATIONS else (word,))
-    return [stem(w) for w in words if w not in STOPWORDS]
+    return [stem(w) for w in words if w not in stopwords]
 
 
 def _deletions(word: str) -> set[str]:
@@ -136,7 +150,7 @@ class BM25Index:
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (zeros where nothing matches)."""
         scores = np.zeros(self.size, dtype=np.float32)
-        for token in dict.fromkeys(tokenize(query)):
+        for token in dict.fromkeys(tokenize(query, QUERY_STOPWORDS)):
             if token not in self.postings:
                 token = self.correct(token) or token
             posting = self.postings.get(token)

@@ -21,6 +21,7 @@ from .cache import RegistryCache
 from .config import RoutingSettings
 from .embedder import CrossEncoder, Embedder, EmbedderSpec
 from .exceptions import NexusError
+from .mood import tool_mood
 from .registry import Registry, ToolEntry
 from .routing import Calibration, RouteDoc, Router, RouteResult, tool_document
 from .slb import backend as slb_backend
@@ -111,7 +112,17 @@ class RouterService:
         texts = [tool_document(e.name, e.description) for e in entries]
         keys = [e.key for e in entries]
         label = "embedding new tools"
-        docs = [RouteDoc(e.id, e.name, e.description, e.tokens, tool_affordances(e.input_schema)) for e in entries]
+        docs = [
+            RouteDoc(
+                e.id,
+                e.name,
+                e.description,
+                e.tokens,
+                tool_affordances(e.input_schema),
+                tool_mood(e.name, e.raw.get("annotations")),
+            )
+            for e in entries
+        ]
         current = self.router
         if current is not None:
             # Incremental: rows whose id and document are unchanged stay as they are.

@@ -4,7 +4,9 @@ Pipeline (each stage timed in the trace):
 
 1. **Dense retrieval** over the semantic lookaside buffer (INT8 tool vectors, ``slb.py``).
 2. **Lexical signal**: BM25 over names, descriptions and parameter names (``lexical.py``), scaled to
-   0..1 by the best lexical match and fused linearly: ``fused = cosine + w · bm25/max(bm25)``.
+   0..1 by the best lexical match and fused linearly: ``fused = cosine + w · bm25/max(bm25)``; plus the
+   slot affordance (``affordance.py``) and, when the request and the tool both say whether they read or
+   write, a penalty for the other kind (``mood.py``).
 3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
    candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
    with the fused score.
@@ -28,10 +30,12 @@ import numpy as np
 from .affordance import SLOT_KINDS, query_slots
 from .embedder import CrossEncoder, Embedder
 from .lexical import BM25Index, split_identifier
+from .mood import request_mood
 from .slb import SemanticLookasideBuffer
 
 DEFAULT_LEXICAL_WEIGHT = 0.3
 DEFAULT_AFFORDANCE_WEIGHT = 0.2
+DEFAULT_MOOD_WEIGHT = 0.2
 DEFAULT_TAU = 0.05
 DEFAULT_FLOOR = 0.6  # uncalibrated: abstain only on clearly unrelated requests (calibrated: 0.61-0.89)
 DEFAULT_RERANK_K = 4
@@ -57,6 +61,7 @@ class Calibration:
     floor: float = DEFAULT_FLOOR
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     affordance_weight: float = DEFAULT_AFFORDANCE_WEIGHT
+    mood_weight: float = DEFAULT_MOOD_WEIGHT
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     rerank_k: int = DEFAULT_RERANK_K
 
@@ -117,6 +122,7 @@ class RouteDoc:
     description: str
     tokens: Sequence[str]
     affordances: frozenset[str] = frozenset()
+    mood: float | None = None  # mood.READ, mood.WRITE or unknown
 
 
 class Router:
@@ -146,6 +152,7 @@ class Router:
         self.affords = {
             kind: np.array([kind in d.affordances for d in ordered], dtype=np.float32) for kind in SLOT_KINDS
         }
+        self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
 
     def apply(self, added: Sequence[RouteDoc], vectors: np.ndarray, removed: Sequence[str]) -> None:
         """Incremental update when an upstream's tools change: only those rows are written or dropped."""
@@ -193,6 +200,10 @@ class Router:
         if slots and calibration.affordance_weight:
             share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
             fused = fused + np.float32(calibration.affordance_weight) * share
+        wanted = request_mood(intent) if calibration.mood_weight else None
+        if wanted is not None:
+            mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)
+            fused = fused - np.float32(calibration.mood_weight) * mismatch
         k = min(max(RETRIEVE_K, limit), len(fused))
         top = np.argpartition(-fused, k - 1)[:k] if k < len(fused) else np.arange(len(fused))
         top = top[np.lexsort((top, -fused[top]))]

@@ -14,6 +14,7 @@ from mcp import ClientSession
 from nexus_gateway.affordance import query_slots, tool_affordances
 from nexus_gateway.embedder import CrossEncoder, Embedder
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
+from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
 from nexus_gateway.routing import Calibration, RouteDoc, Router, tool_document
 
 FIXTURES = TESTS / "fixtures"
@@ -65,6 +66,7 @@ def local_router(embedder: Embedder, calibration: Calibration | None = None) -> 
             t["description"],
             LexicalDocument(t["name"], t["description"], list(t["inputSchema"].get("properties", {}))).tokens(),
             tool_affordances(t["inputSchema"]),
+            tool_mood(t["name"], t.get("annotations")),
         )
         for t in tools
     ]
@@ -193,3 +195,35 @@ def test_router_updates_incrementally(embedder: Embedder) -> None:
     assert router.route("convert 9:30 from New York time to Berlin time").chosen == "clock__world_time"
     # Rows of untouched tools were not rewritten to new places wholesale.
     assert sum(router.slb.ids[row] == tool_id for tool_id, row in kept_rows.items() if row < len(router.slb)) >= 10
+
+
+def test_read_or_write_mood_of_requests_and_tools() -> None:
+    assert request_mood("What milestones are defined in acme-corp/billing-service?") == READ
+    assert request_mood("Could you assign issue 67 in riverbank/payments to sofia-g?") == WRITE
+    assert request_mood("Open an issue in octo-org/app titled 'Login button misaligned'") == WRITE
+    assert request_mood("open PRs in facebook/react") is None  # "open" as an adjective
+    assert request_mood("tag issue #18 as 'good first issue', then label it bug") == WRITE
+    assert request_mood("Show me the label 'bug' and its color") == READ  # "label" as a noun
+    assert request_mood("Which review threads are open? I need their ids so I can resolve them later.") == READ
+    assert request_mood("add two numbers") is None and request_mood("add fatima-z as a reviewer") == WRITE
+    assert request_mood("remember that Alice is an engineer") is None
+    assert tool_mood("list_issues", None) == READ and tool_mood("issue_read", None) == READ
+    assert tool_mood("get-sum", None) == READ and tool_mood("createIssue", None) == WRITE
+    assert tool_mood("git_status", None) is None and tool_mood("sub_issue_write", {}) == WRITE
+    assert tool_mood("create_issue", {"readOnlyHint": True}) == READ  # the server's word wins
+
+
+def test_the_router_prefers_a_tool_of_the_requests_mood(embedder: Embedder) -> None:
+    vector = embedder.embed_document("label: labels of a repository")
+    docs = [
+        RouteDoc("gh__label_write", "label_write", "Labels of a repository.", ["label", "repository"], mood=WRITE),
+        RouteDoc("gh__get_label", "get_label", "Labels of a repository.", ["label", "repository"], mood=READ),
+    ]
+
+    def chosen(request: str, weight: float) -> str | None:
+        router = Router(embedder, docs, np.stack([vector, vector]), Calibration(floor=0.0, mood_weight=weight))
+        return router.route(request).chosen
+
+    asking, changing = "what labels does octo-org/app have?", "rename the label bug to defect in octo-org/app"
+    assert chosen(asking, 0.0) == chosen(changing, 0.0)  # a tie without the signal
+    assert (chosen(asking, 0.2), chosen(changing, 0.2)) == ("gh__get_label", "gh__label_write")

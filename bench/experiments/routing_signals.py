@@ -19,7 +19,13 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
 - spelling: the BM25 corrector's typo fixes applied to the text bge embeds as well, for words that are
   not in bge's WordPiece vocabulary ("fodler" → "folder");
 - qbank: query-bank normalisation; each tool's score lowered by beta times its mean (or mean top-k)
-  cosine over a bank of registry-derived queries, the tools' names as phrases ("list pull requests").
+  cosine over a bank of registry-derived queries, the tools' names as phrases ("list pull requests");
+- moodrule: the shipped read/write rule (``nexus_gateway.mood``) as a penalty on top of the base score,
+  and how often its request mood agrees with the labelled tool's;
+- ops: one embedded view per option of a required string enum (``issue_read``'s ``get_comments``), the
+  tool's best view over its whole document as a bonus;
+- lexclean, combo: entities and/or function words removed from the BM25 query, and with the mood rule.
+  Note that the base score now includes the shipped function-word filter, so these compare against it.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from nexus_gateway.calibration import load_calibration
 from nexus_gateway.embedder import Embedder
 from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
 from nexus_gateway.lexical import STOPWORDS, split_identifier, stem
+from nexus_gateway.mood import request_mood, tool_mood
 from nexus_gateway.routing import tool_document
 from nexus_gateway.vectors import VectorStore
 
@@ -322,6 +329,152 @@ def qualifier(tools: list[Any], rows: list[dict[str, Any]], weight: float) -> No
     print(f"repo: qualifier ({int(takes.sum())} tools): {top1(rows, extra):.3f} (router {top1(rows):.3f})")
 
 
+def tool_moods(tools: list[Any]) -> np.ndarray:
+    moods = [tool_mood(t.name, t.raw.get("annotations")) for t in tools]
+    return np.array([np.nan if m is None else m for m in moods], dtype=np.float32)
+
+
+def mood_penalty(row: dict[str, Any], kind: np.ndarray, penalty: float) -> np.ndarray | float:
+    want = request_mood(row["q"]["query"])
+    return 0.0 if want is None else -penalty * np.nan_to_num(np.abs(kind[row["ids"]] - want), nan=0.0)
+
+
+def moodrule(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    kind = tool_moods(tools)
+    hits = {"right": 0, "wrong": 0, "unsure": 0}
+    for row in rows:
+        guess, truth = request_mood(row["q"]["query"]), kind[min(row["acc"])]
+        hits["unsure" if guess is None else "right" if guess == truth else "wrong"] += 1
+        if guess is not None and guess != truth:
+            print(f"  mood {guess} for {row['q']['query'][:80]!r} ({tools[min(row['acc'])].name})")
+    print(f"request mood classifier: {hits}")
+    even, odd = rows[0::2], rows[1::2]
+    print(f"router: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for penalty in (0.02, 0.05, 0.1, 0.2):
+
+        def extra(row: dict[str, Any], p: float = penalty) -> np.ndarray | float:
+            return mood_penalty(row, kind, p)
+
+        print(f"mood rule, penalty {penalty}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+
+
+_OPTION_LINE = re.compile(r"^\s*(?:\d+[.)]\s*)?[`'\"]?([A-Za-z_][\w-]*)[`'\"]?\s*[-:–]\s+(.+)$")
+
+
+def operation_views(tool: Any) -> list[str]:
+    """One text per option of a required string enum: 'issue read get comments: Get issue comments.'"""
+    schema = tool.schema or {}
+    properties, required = schema.get("properties") or {}, set(schema.get("required") or [])
+    words = split_identifier(tool.name).lower()
+    views = []
+    for key, spec in properties.items():
+        if key not in required or not isinstance(spec, dict) or spec.get("type") != "string":
+            continue
+        options = spec.get("enum") or []
+        if not 2 <= len(options) <= 16:
+            continue
+        lines = {}
+        for line in str(spec.get("description", "")).splitlines():
+            match = _OPTION_LINE.match(line)
+            if match and match[1] in options:
+                lines[match[1]] = match[2].split(". ")[0]
+        for option in options:
+            option_words = split_identifier(str(option)).lower()
+            views.append(f"{words} {option_words}: {lines.get(option, '')}".strip().rstrip(":"))
+    return views
+
+
+def ops(tools: list[Any], rows: list[dict[str, Any]], embedder: Embedder) -> None:
+    owners, vectors = [], []
+    for tool in tools:
+        for text in operation_views(tool):
+            owners.append(tool.uid)
+            vectors.append(embedder.embed_document(text))
+    print(f"{len(vectors)} operation views over {len(set(owners))} tools")
+    owner, matrix = np.array(owners), np.stack(vectors)
+    for row in rows:
+        best = np.full(len(tools), -1.0, dtype=np.float32)
+        np.maximum.at(best, owner, matrix @ row["qv"])
+        cosine = row["router"].slb.scores(row["qv"])
+        row["opgain"] = np.maximum(best[row["ids"]] - cosine, 0.0)
+    even, odd = rows[0::2], rows[1::2]
+    for weight in (0.25, 0.5, 0.75, 1.0):
+
+        def extra(row: dict[str, Any], w: float = weight) -> np.ndarray:
+            return w * np.asarray(row["opgain"])
+
+        print(f"operation views, max-pool weight {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+
+
+# The English stop-word list of NLTK / Lucene-style IR (function words only), beside the lexical module's own.
+_FUNCTION_WORD_TEXT = """a about above after again against all am an and any are aren as at be because been
+    before being below
+    between both but by can cannot could couldn did didn do does doesn doing don down during each few for from
+    further had hadn has hasn have haven having he her here hers herself him himself his how i if in into is
+    isn it its itself just let me more most mustn my myself no nor not now of off on once only or other ought
+    our ours ourselves out over own same shan she should shouldn so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was wasn we were weren what
+    whats when where which while who whom why will with won would wouldn you your yours yourself yourselves
+    i'm it's let's that's what's there's"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
+QUOTED = re.compile(r"""(?:^|(?<=\s))(['"‘“])[^'"’”]{1,200}['"’”]""")
+ENTITY_SPANS = (
+    re.compile(r"https?://\S+"),
+    QUOTED,
+    re.compile(r"(?<![\w/.:-])[A-Za-z0-9][\w.-]*/[\w./-]*[A-Za-z0-9](?:#\d+)?"),
+    re.compile(r"(?:^|\s)[\w./-]*\w\.\w{1,5}\b"),
+    re.compile(r"#?\b\d+\b"),
+)
+
+
+def lexical_query(text: str, strip_entities: bool, function_words: bool) -> str:
+    if strip_entities:
+        for pattern in ENTITY_SPANS:
+            text = pattern.sub(" ", text)
+    if function_words:
+        text = " ".join(w for w in text.split() if w.lower().strip(",.?!:;'\"") not in FUNCTION_WORDS)
+    return text
+
+
+def lexclean(tools: list[Any], rows: list[dict[str, Any]], calibration: Any) -> None:
+    even, odd = rows[0::2], rows[1::2]
+    print(f"router: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for strip_entities, function_words in ((True, False), (False, True), (True, True)):
+
+        def extra(row: dict[str, Any], s: bool = strip_entities, f: bool = function_words) -> np.ndarray:
+            bm25 = row["router"].bm25
+            old = bm25.scores(row["q"]["query"])
+            new = bm25.scores(lexical_query(row["q"]["query"], s, f))
+            norm = lambda x: x / max(float(x.max()), 1e-9)  # noqa: E731
+            return calibration.lexical_weight * (norm(new) - norm(old))
+
+        print(
+            f"lexical query, entities stripped {strip_entities}, function words {function_words}: "
+            f"even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}"
+        )
+        row0 = rows[5]["q"]["query"]
+        print("   e.g.", repr(lexical_query(row0, strip_entities, function_words)))
+
+
+def combo(tools: list[Any], rows: list[dict[str, Any]], calibration: Any) -> None:
+    """The mood rule and the function-word filter together."""
+    kind = tool_moods(tools)
+    even, odd = rows[0::2], rows[1::2]
+    print(f"router: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for penalty, function_words in itertools.product((0.05, 0.1, 0.2), (False, True)):
+
+        def extra(row: dict[str, Any], p: float = penalty, f: bool = function_words) -> np.ndarray:
+            bm25 = row["router"].bm25
+            norm = lambda x: x / max(float(x.max()), 1e-9)  # noqa: E731
+            lexical = norm(bm25.scores(lexical_query(row["q"]["query"], False, f))) - norm(
+                bm25.scores(row["q"]["query"])
+            )
+            return calibration.lexical_weight * lexical + mood_penalty(row, kind, p)
+
+        figures = f"even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}"
+        print(f"mood {penalty}, function words {function_words}: {figures}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=250)
@@ -342,6 +495,10 @@ def main() -> int:
         ("qualifier", lambda: qualifier(tools, rows, calibration.affordance_weight)),
         ("qbank", lambda: qbank(tools, rows, embedder)),
         ("spelling", lambda: spelling(rows, embedder)),
+        ("moodrule", lambda: moodrule(tools, rows)),
+        ("ops", lambda: ops(tools, rows, embedder)),
+        ("lexclean", lambda: lexclean(tools, rows, calibration)),
+        ("combo", lambda: combo(tools, rows, calibration)),
     ):
         if name in chosen:
             run()

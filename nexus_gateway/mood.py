@@ -1,0 +1,80 @@
+"""Read or write: whether a request asks to look at something or to change it, and whether a tool only reads.
+
+Many routing errors are a mood mismatch: "what milestones are defined in acme/app" wins
+``update_issue_milestone`` and "show me the open PRs" wins ``update_pull_request_title``, because the
+words match and bge-small barely hears the difference between asking and doing. Tools say which kind
+they are: MCP's ``readOnlyHint`` annotation, or else the verb their name starts with. Requests say it
+too: a verb that changes something ("assign", "merge", "rename") marks a write, even in a polite
+question ("could you assign issue 67 to sofia?"); a question or a look-up verb without one marks a read.
+The router lowers the score of tools of the other kind (weight in the calibration; measured in
+``docs/routing.md``). When either side is unsure, nothing changes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+READ, WRITE = 1.0, 0.0
+
+# Verbs that only ever mean a change, wherever they stand.
+_WRITE_VERB = re.compile(
+    r"\b(create|post|assign|unassign|close|reopen|merge|delete|remove|update|change|edit|rename|fork|"
+    r"unstar|approve|submit|trigger|rerun|re-run|cancel|wipe|dismiss|lock|unlock|transfer|publish|invite|"
+    r"subscribe|unsubscribe|enable|disable|resolve|upload|archive|unpin)\b",
+    re.I,
+)
+# "add" changes something when it has a destination or an article ("add fatima as a reviewer", "add a
+# label"), and computes when it has neither ("add two numbers").
+_ADD_SOMETHING = re.compile(
+    r"\badd\b(?=[^.!?;]*\b(?:to|as|on|onto|into)\b)|\badd\s+(?:a|an|the|new|my|our|this|that|some)\b", re.I
+)
+# Words that are verbs of change only at the head of a clause ("label it bug", "tag issue 18"), and nouns
+# elsewhere ("the label", "tag names", "a comment").
+_CLAUSE_WRITE_VERB = re.compile(
+    r"(?:^|[.!;,]\s*|\b(?:please|pls|plz|you|to|and|then|also)\s+)"
+    r"(comment|label|tag|request|mark|set|move|push|watch|star|make|write|reply|let|tell|put|start|stop|pin|"
+    r"kick|ping)\b",
+    re.I,
+)
+_OPEN_SOMETHING_NEW = re.compile(r"\bopen\s+(?:a|an|new|up\s+a)\b", re.I)
+# "... so I can resolve them later": what the user will do next, not what this call is.
+_PURPOSE_CLAUSE = re.compile(r"\bso(?:\s+that)?\s+(?:i|we|they|you)\s+can\b[^.!?;]*", re.I)
+_READ_CUE = re.compile(
+    r"^\s*(what|which|who|whom|when|where|why|how|is|are|was|were|does|do|did|has|have|any|show|list|get|"
+    r"find|search|look|check|see|view|give|fetch|display|pull up|read|tell me|count)\b|\?\s*$",
+    re.I,
+)
+
+_READ_NAME = re.compile(
+    r"^(get|list|search|read|fetch|find|query|show|describe|check|view|lookup|count|download)(?:_|-|$|[A-Z])"
+)
+_WRITE_NAME = re.compile(
+    r"^(create|add|update|delete|remove|set|post|put|patch|write|edit|rename|merge|close|assign|submit|"
+    r"approve|dismiss|cancel|trigger|rerun|fork|star|unstar|move|upload|send|publish|insert|drop)"
+    r"(?:_|-|$|[A-Z])"
+)
+
+
+def request_mood(text: str) -> float | None:
+    """``READ``, ``WRITE`` or ``None`` (unsure) for a natural-language request."""
+    text = _PURPOSE_CLAUSE.sub(" ", text)
+    if any(p.search(text) for p in (_OPEN_SOMETHING_NEW, _ADD_SOMETHING, _WRITE_VERB, _CLAUSE_WRITE_VERB)):
+        return WRITE
+    if _READ_CUE.search(text):
+        return READ
+    return None
+
+
+def tool_mood(name: str, annotations: dict[str, Any] | None) -> float | None:
+    """``READ``, ``WRITE`` or ``None`` for a tool: its ``readOnlyHint`` when it declares one, else its
+    name's leading verb (``list_issues``, ``issue_read`` read; ``create_issue`` writes)."""
+    hint = (annotations or {}).get("readOnlyHint")
+    if isinstance(hint, bool):
+        return READ if hint else WRITE
+    lowered = name.lower()
+    if _READ_NAME.match(name) or _READ_NAME.match(lowered) or lowered.endswith(("_read", "_get", "_list")):
+        return READ
+    if _WRITE_NAME.match(name) or _WRITE_NAME.match(lowered) or lowered.endswith(("_write", "_update", "_delete")):
+        return WRITE
+    return None
