@@ -73,6 +73,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lexical-weight", type=float, default=None, help="override the calibrated fusion weight")
     parser.add_argument("--affordance-weight", type=float, default=None, help="override the slot-affordance weight")
     parser.add_argument("--mood-weight", type=float, default=None, help="override the read/write mismatch penalty")
+    parser.add_argument("--name-weight", type=float, default=None, help="override the name-coverage weight")
     parser.add_argument("--rerank-weight", type=float, default=None, help="override the cross-encoder weight")
     parser.add_argument("--rerank-k", type=int, default=None, help="override how many candidates are re-ranked")
     parser.add_argument("--tau", type=float, default=None, help="override the gate's margin threshold")
@@ -108,7 +109,16 @@ def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str,
     calibration = Calibration() if fresh else load_calibration(cache, args.registry, embedder.model_tag)
     overrides = {
         name: getattr(args, name)
-        for name in ("lexical_weight", "affordance_weight", "mood_weight", "rerank_weight", "rerank_k", "tau", "floor")
+        for name in (
+            "lexical_weight",
+            "affordance_weight",
+            "mood_weight",
+            "name_weight",
+            "rerank_weight",
+            "rerank_k",
+            "tau",
+            "floor",
+        )
         if getattr(args, name, None) is not None
     }
     if overrides:

@@ -312,6 +312,7 @@ class RoutingEvaluation:
 LEXICAL_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 AFFORDANCE_GRID = (0.0, 0.1, 0.2, 0.3)
 MOOD_GRID = (0.0, 0.1, 0.2, 0.3)
+NAME_GRID = (0.0, 0.1, 0.15, 0.2)
 
 
 def calibrate(
@@ -324,7 +325,7 @@ def calibrate(
 ) -> Calibration:
     """Fit the router's few constants on calibration queries (report on other queries!).
 
-    1. The fusion weights (lexical, affordance, mood): the grid point with the best top-1 before the
+    1. The fusion weights (lexical, affordance, mood, name): the grid point with the best top-1 before the
        gate, ties to the smaller weights. Registries differ (BFCL's terse functions reward meaning, GitHub's
        entity-heavy requests reward words and slots), so they are calibrated per registry.
     2. τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
@@ -345,13 +346,14 @@ def calibrate(
         return right
 
     grid = [
-        replace(base, lexical_weight=lex, affordance_weight=aff, mood_weight=mood, floor=-1e9)
+        replace(base, lexical_weight=lex, affordance_weight=aff, mood_weight=mood, name_weight=name, floor=-1e9)
         for lex in LEXICAL_GRID
         for aff in AFFORDANCE_GRID
         for mood in MOOD_GRID
+        for name in NAME_GRID
     ]
     _, _, tuned = max(
-        ((top1(c), -(c.lexical_weight + c.affordance_weight + c.mood_weight), c) for c in grid),
+        ((top1(c), -(c.lexical_weight + c.affordance_weight + c.mood_weight + c.name_weight), c) for c in grid),
         key=lambda scored: scored[:2],
     )
     margins, confusable_margins, best = [], [], []

@@ -147,12 +147,17 @@ class BM25Index:
             return None
         return min(candidates, key=lambda term: (-len(self.postings[term][0]), term))
 
-    def scores(self, query: str) -> np.ndarray:
+    def query_terms(self, query: str) -> list[str]:
+        """The query's distinct terms, each unknown one replaced by its one-edit correction when there is one."""
+        terms = []
+        for token in dict.fromkeys(tokenize(query, QUERY_STOPWORDS)):
+            terms.append(token if token in self.postings else self.correct(token) or token)
+        return list(dict.fromkeys(terms))
+
+    def scores(self, query: str, terms: Sequence[str] | None = None) -> np.ndarray:
         """BM25 score of every document for ``query`` (zeros where nothing matches)."""
         scores = np.zeros(self.size, dtype=np.float32)
-        for token in dict.fromkeys(tokenize(query, QUERY_STOPWORDS)):
-            if token not in self.postings:
-                token = self.correct(token) or token
+        for token in self.query_terms(query) if terms is None else terms:
             posting = self.postings.get(token)
             if posting is not None:
                 scores[posting[0]] += posting[1]
@@ -164,3 +169,34 @@ class BM25Index:
         candidates = np.argpartition(-scores, limit)[:limit] if limit < self.size else np.arange(self.size)
         ranked = sorted(candidates.tolist(), key=lambda i: (-scores[i], i))
         return [(i, float(scores[i])) for i in ranked if scores[i] > 0]
+
+
+class NameCoverage:
+    """The share of each tool's name words that a request says: ``search_issues`` for "search issues
+    across all of github", ``list_pull_requests`` for "open PRs in facebook/react".
+
+    BM25 already reads the names, but it is scaled by its best match, and a long description that shares
+    one rare word with the request can take the whole lexical weight; a name is what the tool does, in
+    two to four words. Measured in ``docs/routing.md``.
+    """
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.size = len(names)
+        postings: dict[str, list[int]] = {}
+        shares = np.zeros(self.size, dtype=np.float32)
+        for row, name in enumerate(names):
+            words = set(tokenize(name))
+            shares[row] = 1.0 / len(words) if words else 0.0
+            for word in words:
+                postings.setdefault(word, []).append(row)
+        self._postings = {word: np.asarray(rows, dtype=np.int32) for word, rows in postings.items()}
+        self._shares = shares
+
+    def scores(self, terms: Sequence[str]) -> np.ndarray:
+        """0..1 per tool, for a request's terms (``BM25Index.query_terms``)."""
+        scores = np.zeros(self.size, dtype=np.float32)
+        for term in set(terms):
+            rows = self._postings.get(term)
+            if rows is not None:
+                scores[rows] += self._shares[rows]
+        return scores

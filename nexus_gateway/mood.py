@@ -20,7 +20,7 @@ READ, WRITE = 1.0, 0.0
 # Verbs that only ever mean a change, wherever they stand.
 _WRITE_VERB = re.compile(
     r"\b(create|post|assign|unassign|close|reopen|merge|delete|remove|update|change|edit|rename|fork|"
-    r"unstar|approve|submit|trigger|rerun|re-run|cancel|wipe|dismiss|lock|unlock|transfer|publish|invite|"
+    r"unstar|approve|submit|trigger|rerun|re-run|cancel|wipe|dismiss|lock|unlock|transfer|invite|"
     r"subscribe|unsubscribe|enable|disable|resolve|upload|archive|unpin)\b",
     re.I,
 )
@@ -33,16 +33,21 @@ _ADD_SOMETHING = re.compile(
 # elsewhere ("the label", "tag names", "a comment").
 _CLAUSE_WRITE_VERB = re.compile(
     r"(?:^|[.!;,]\s*|\b(?:please|pls|plz|you|to|and|then|also)\s+)"
-    r"(comment|label|tag|request|mark|set|move|push|watch|star|make|write|reply|let|tell|put|start|stop|pin|"
-    r"kick|ping)\b",
+    r"(comment|label|tag|request|mark|set|move|push|watch|star|make|write|reply|let(?!\s+me\b)|tell|put|start|"
+    r"stop|pin|kick|ping)\b",
     re.I,
 )
 _OPEN_SOMETHING_NEW = re.compile(r"\bopen\s+(?:a|an|new|up\s+a)\b", re.I)
 # "... so I can resolve them later": what the user will do next, not what this call is.
 _PURPOSE_CLAUSE = re.compile(r"\bso(?:\s+that)?\s+(?:i|we|they|you)\s+can\b[^.!?;]*", re.I)
+# A question, or a look-up verb at the head of a sentence, also after a polite or first-person lead-in
+# ("can you find …", "I want to see …", "let me know …").
 _READ_CUE = re.compile(
-    r"^\s*(what|which|who|whom|when|where|why|how|is|are|was|were|does|do|did|has|have|any|show|list|get|"
-    r"find|search|look|check|see|view|give|fetch|display|pull up|read|tell me|count)\b|\?\s*$",
+    r"(?:^|[.!?]\s+)\s*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+|pls\s+|let\s+me\s+|"
+    r"i\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+|i'm\s+trying\s+to\s+)?"
+    r"(what|which|who|whom|when|where|why|how|is|are|was|were|does|do|did|has|have|any|show|list|get|find|"
+    r"search|look|check|see|view|give|fetch|display|pull\s+up|read|tell\s+me|count|know|figure\s+out)\b"
+    r"|\?\s*$",
     re.I,
 )
 

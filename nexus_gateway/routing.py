@@ -6,7 +6,8 @@ Pipeline (each stage timed in the trace):
 2. **Lexical signal**: BM25 over names, descriptions and parameter names (``lexical.py``), scaled to
    0..1 by the best lexical match and fused linearly: ``fused = cosine + w · bm25/max(bm25)``; plus the
    slot affordance (``affordance.py``) and, when the request and the tool both say whether they read or
-   write, a penalty for the other kind (``mood.py``).
+   write, a penalty for the other kind (``mood.py``); and the share of the tool's name words the request
+   says (``lexical.NameCoverage``).
 3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
    candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
    with the fused score.
@@ -29,13 +30,14 @@ import numpy as np
 
 from .affordance import SLOT_KINDS, query_slots
 from .embedder import CrossEncoder, Embedder
-from .lexical import BM25Index, split_identifier
+from .lexical import BM25Index, NameCoverage, split_identifier
 from .mood import request_mood
 from .slb import SemanticLookasideBuffer
 
 DEFAULT_LEXICAL_WEIGHT = 0.3
 DEFAULT_AFFORDANCE_WEIGHT = 0.2
 DEFAULT_MOOD_WEIGHT = 0.2
+DEFAULT_NAME_WEIGHT = 0.15
 DEFAULT_TAU = 0.05
 DEFAULT_FLOOR = 0.6  # uncalibrated: abstain only on clearly unrelated requests (calibrated: 0.61-0.89)
 DEFAULT_RERANK_K = 4
@@ -62,6 +64,7 @@ class Calibration:
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     affordance_weight: float = DEFAULT_AFFORDANCE_WEIGHT
     mood_weight: float = DEFAULT_MOOD_WEIGHT
+    name_weight: float = DEFAULT_NAME_WEIGHT
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     rerank_k: int = DEFAULT_RERANK_K
 
@@ -149,6 +152,7 @@ class Router:
         """Lexical index and affordance columns follow the SLB's row order."""
         ordered = self.slb_docs()
         self.bm25 = BM25Index([list(d.tokens) for d in ordered])
+        self.names = NameCoverage([d.name for d in ordered])
         self.affords = {
             kind: np.array([kind in d.affordances for d in ordered], dtype=np.float32) for kind in SLOT_KINDS
         }
@@ -192,10 +196,13 @@ class Router:
         cosine = self.slb.scores(query)
         timings["scan"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        lexical = self.bm25.scores(intent)
+        terms = self.bm25.query_terms(intent)
+        lexical = self.bm25.scores(intent, terms)
         peak = float(lexical.max()) if lexical.size else 0.0
         lexical = lexical / peak if peak > 0 else lexical
         fused = cosine + np.float32(calibration.lexical_weight) * lexical
+        if calibration.name_weight:
+            fused = fused + np.float32(calibration.name_weight) * self.names.scores(terms)
         slots = query_slots(intent)
         if slots and calibration.affordance_weight:
             share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))

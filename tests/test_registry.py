@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nexus_gateway.cache import RegistryCache, schema_key
 from nexus_gateway.exceptions import ArgumentError, ToolNotFound
-from nexus_gateway.lexical import BM25Index, split_identifier, tokenize
+from nexus_gateway.lexical import BM25Index, NameCoverage, split_identifier, tokenize
 from nexus_gateway.registry import Registry
 from nexus_gateway.signature import first_sentence, signature
 from nexus_gateway.toolids import VALID_ID, assign_ids
@@ -117,3 +118,15 @@ def test_lexical_expands_abbreviations_and_corrects_typos() -> None:
     assert index.correct("brnach") == "branch" and index.correct("notifcation") == "notification"
     assert index.correct("zzzz") is None and index.correct("teh") is None  # short tokens stay as typed
     assert index.top("make a new brnach", 1)[0][0] == 0
+
+
+def test_query_function_words_and_name_coverage() -> None:
+    # "what" in one long description no longer takes the lexical signal from a request that says "whats".
+    index = BM25Index([tokenize("list notifications: see what changed"), tokenize("get file contents of a folder")])
+    assert index.query_terms("whats in the docs folder") == ["doc", "folder"]
+    assert index.top("whats in the docs folder", 2)[0][0] == 1
+    names = NameCoverage(["search_issues", "search_code", "list_pull_requests", "get_me"])
+    index = BM25Index([tokenize("search issues"), tokenize("search code"), tokenize("list pull requests")])
+    said = names.scores(index.query_terms("search issues across all of github: memory leak"))
+    assert said.tolist() == [1.0, 0.5, 0.0, 0.0]
+    assert names.scores(index.query_terms("open PRs in facebook/react"))[2] == np.float32(2 / 3)

@@ -207,6 +207,9 @@ def test_read_or_write_mood_of_requests_and_tools() -> None:
     assert request_mood("Which review threads are open? I need their ids so I can resolve them later.") == READ
     assert request_mood("add two numbers") is None and request_mood("add fatima-z as a reviewer") == WRITE
     assert request_mood("remember that Alice is an engineer") is None
+    assert request_mood("Can you find all the pull requests nora-t has opened in lumen-labs/lumen-ui") == READ
+    assert request_mood("I want to see what the most recent commit on develop changed") == READ
+    assert request_mood("Let the reporter of issue 19 know we can't reproduce it") == WRITE
     assert tool_mood("list_issues", None) == READ and tool_mood("issue_read", None) == READ
     assert tool_mood("get-sum", None) == READ and tool_mood("createIssue", None) == WRITE
     assert tool_mood("git_status", None) is None and tool_mood("sub_issue_write", {}) == WRITE

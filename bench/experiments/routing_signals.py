@@ -25,7 +25,9 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
 - ops: one embedded view per option of a required string enum (``issue_read``'s ``get_comments``), the
   tool's best view over its whole document as a bonus;
 - lexclean, combo: entities and/or function words removed from the BM25 query, and with the mood rule.
-  Note that the base score now includes the shipped function-word filter, so these compare against it.
+  The base score is the shipped router's (function-word filter and mood penalty included); moodrule and
+  combo replace its mood penalty with theirs;
+- namecov: the share of a tool's name words the request says, as a bonus.
 """
 
 from __future__ import annotations
@@ -70,12 +72,20 @@ def features(size: int) -> tuple[list[Any], list[dict[str, Any]], Embedder, Any]
         slots = query_slots(query["query"])
         ids = np.array([int(i) for i in router.slb.ids])
         affordance = sum(router.affords[k] for k in slots) / len(slots) if slots else np.zeros(len(ids))
+        wanted = request_mood(query["query"])
+        mood = (
+            np.zeros(len(ids))
+            if wanted is None
+            else -calibration.mood_weight * np.nan_to_num(np.abs(router.moods - wanted), nan=0.0)
+        )
         base = (
             router.slb.scores(vector)
             + calibration.lexical_weight * lexical / max(float(lexical.max()), 1e-9)
             + calibration.affordance_weight * np.asarray(affordance)
+            + mood
         )
-        rows.append({"q": query, "ids": ids, "base": base, "acc": accepted, "qv": vector, "router": router})
+        row = {"q": query, "ids": ids, "base": base, "acc": accepted, "qv": vector, "router": router, "mood": mood}
+        rows.append(row)
     return tools, rows, embedder, calibration
 
 
@@ -335,8 +345,10 @@ def tool_moods(tools: list[Any]) -> np.ndarray:
 
 
 def mood_penalty(row: dict[str, Any], kind: np.ndarray, penalty: float) -> np.ndarray | float:
+    """The penalty at this weight in place of the shipped one already in the base score."""
     want = request_mood(row["q"]["query"])
-    return 0.0 if want is None else -penalty * np.nan_to_num(np.abs(kind[row["ids"]] - want), nan=0.0)
+    own = 0.0 if want is None else -penalty * np.nan_to_num(np.abs(kind[row["ids"]] - want), nan=0.0)
+    return own - row["mood"]
 
 
 def moodrule(tools: list[Any], rows: list[dict[str, Any]]) -> None:
@@ -475,6 +487,24 @@ def combo(tools: list[Any], rows: list[dict[str, Any]], calibration: Any) -> Non
         print(f"mood {penalty}, function words {function_words}: {figures}")
 
 
+def namecov(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    """Share of a tool's name words that the request says (stemmed, abbreviations expanded)."""
+    from nexus_gateway.lexical import QUERY_STOPWORDS, tokenize
+
+    names = [set(tokenize(t.name)) for t in tools]
+    for row in rows:
+        said = set(tokenize(row["q"]["query"], QUERY_STOPWORDS))
+        row["namecov"] = np.array([len(names[i] & said) / max(len(names[i]), 1) for i in row["ids"]])
+    even, odd = rows[0::2], rows[1::2]
+    print(f"router: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for weight in (0.05, 0.1, 0.15, 0.2, 0.3):
+
+        def extra(row: dict[str, Any], w: float = weight) -> np.ndarray:
+            return w * np.asarray(row["namecov"])
+
+        print(f"name coverage, weight {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=250)
@@ -499,6 +529,7 @@ def main() -> int:
         ("ops", lambda: ops(tools, rows, embedder)),
         ("lexclean", lambda: lexclean(tools, rows, calibration)),
         ("combo", lambda: combo(tools, rows, calibration)),
+        ("namecov", lambda: namecov(tools, rows)),
     ):
         if name in chosen:
             run()
