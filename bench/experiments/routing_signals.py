@@ -25,8 +25,8 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
 - ops: one embedded view per option of a required string enum (``issue_read``'s ``get_comments``), the
   tool's best view over its whole document as a bonus;
 - lexclean, combo: entities and/or function words removed from the BM25 query, and with the mood rule.
-  The base score is the shipped router's (function-word filter and mood penalty included); moodrule and
-  combo replace its mood penalty with theirs;
+  The base score is the shipped router's (function-word filter, mood penalty and name coverage included);
+  moodrule and combo replace its mood penalty with theirs, namecov its name coverage;
 - namecov: the share of a tool's name words the request says, as a bonus.
 """
 
@@ -78,13 +78,16 @@ def features(size: int) -> tuple[list[Any], list[dict[str, Any]], Embedder, Any]
             if wanted is None
             else -calibration.mood_weight * np.nan_to_num(np.abs(router.moods - wanted), nan=0.0)
         )
+        named = calibration.name_weight * router.names.scores(router.bm25.query_terms(query["query"]))
         base = (
             router.slb.scores(vector)
             + calibration.lexical_weight * lexical / max(float(lexical.max()), 1e-9)
             + calibration.affordance_weight * np.asarray(affordance)
             + mood
+            + named
         )
         row = {"q": query, "ids": ids, "base": base, "acc": accepted, "qv": vector, "router": router, "mood": mood}
+        row["named"] = named
         rows.append(row)
     return tools, rows, embedder, calibration
 
@@ -500,7 +503,7 @@ def namecov(tools: list[Any], rows: list[dict[str, Any]]) -> None:
     for weight in (0.05, 0.1, 0.15, 0.2, 0.3):
 
         def extra(row: dict[str, Any], w: float = weight) -> np.ndarray:
-            return w * np.asarray(row["namecov"])
+            return w * np.asarray(row["namecov"]) - row["named"]
 
         print(f"name coverage, weight {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
 
