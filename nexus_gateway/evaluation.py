@@ -313,6 +313,7 @@ LEXICAL_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 AFFORDANCE_GRID = (0.0, 0.1, 0.2, 0.3)
 MOOD_GRID = (0.0, 0.1, 0.2, 0.3)
 NAME_GRID = (0.0, 0.1, 0.15, 0.2)
+RERANK_GRID = (0.0, 0.02, 0.05, 0.1)
 
 
 def calibrate(
@@ -334,17 +335,20 @@ def calibrate(
     2. τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
        queries when none is labelled confusable), so about that share of decisions escalates.
     3. floor = the ``answerable_abstain`` quantile of the best fused score over answerable queries.
+    4. With a cross-encoder, its weight in the gate, by the same reciprocal rank with the gate on; 0 (the
+       gate never escalates) when re-ranking does not help this registry. On GitHub it broke more
+       decisions than it fixed; on BFCL it fixes more (docs/routing.md).
     """
     base = evaluation.calibration
     registries = [evaluation.protocol.registry(q, size) for q in queries]
     # Each query's router is built once for the whole grid (building one is most of a route's cost).
     routers = [evaluation.router(registry) for registry, _ in registries]
 
-    def reciprocal_rank(calibration: Calibration) -> float:
+    def reciprocal_rank(calibration: Calibration, rerank: bool = False) -> float:
         right = 0.0
         for query, vector, router, (_, accepted) in zip(queries, query_vectors, routers, registries, strict=True):
             router.calibration = calibration
-            result = router.route_vector(query["query"], vector, limit=10, allow_rerank=False)
+            result = router.route_vector(query["query"], vector, limit=10, allow_rerank=rerank)
             ranks = [k for k, c in enumerate(result.candidates) if int(c.id) in accepted]
             right += 1.0 / (1 + ranks[0]) if ranks else 0.0
         return right
@@ -375,6 +379,10 @@ def calibrate(
         tau=float(np.quantile(pool, escalate_fraction)),
         floor=float(np.quantile(best, answerable_abstain)),
     )
+    if evaluation.cross_encoder is not None:
+        gated = [replace(calibration, rerank_weight=weight, floor=-1e9) for weight in RERANK_GRID]
+        chosen = max(gated, key=lambda c: (reciprocal_rank(c, rerank=True), -c.rerank_weight))
+        calibration = replace(calibration, rerank_weight=chosen.rerank_weight)
     evaluation.calibration = calibration
     if evaluation._router_cache is not None:
         evaluation._router_cache[1].calibration = calibration

@@ -219,7 +219,8 @@ class Router:
         candidates = [Candidate(ids[i], float(fused[i]), float(cosine[i]), float(lexical[i])) for i in top]
         margin = candidates[0].score - candidates[1].score if len(candidates) > 1 else 1.0
         escalated = False
-        if allow_rerank and self.cross_encoder is not None and margin < calibration.tau and len(candidates) > 1:
+        gate_on = allow_rerank and self.cross_encoder is not None and calibration.rerank_weight > 0
+        if gate_on and margin < calibration.tau and len(candidates) > 1:
             started = time.perf_counter()
             candidates = self._rerank(intent, candidates)
             timings["rerank"] = (time.perf_counter() - started) * 1000

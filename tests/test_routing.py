@@ -93,6 +93,8 @@ def test_gate_escalates_only_below_tau(embedder: Embedder) -> None:
     always = local_router(embedder, Calibration(tau=10.0, floor=0.0)).route("read the file notes.txt")
     assert not never.escalated and "rerank" not in never.timings_ms
     assert always.escalated and always.candidates[0].rerank is not None
+    switched_off = local_router(embedder, Calibration(tau=10.0, floor=0.0, rerank_weight=0.0))
+    assert not switched_off.route("read the file notes.txt").escalated  # calibrate found no gain: no gate
 
 
 def test_abstains_below_the_floor(embedder: Embedder) -> None:
