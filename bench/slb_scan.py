@@ -84,7 +84,6 @@ def scan_table(repeats: int) -> list[dict[str, Any]]:
 def route_table(repeats: int) -> list[dict[str, Any]] | str:
     if not (SHARED / "registries" / "github-mcp.json").exists():
         return f"skipped: {SHARED} not found"
-    from nexus_gateway.affordance import tool_affordances
     from nexus_gateway.cache import RegistryCache
     from nexus_gateway.embedder import CrossEncoder, Embedder
     from nexus_gateway.evaluation import embed_tools, load_queries, load_registries
@@ -100,9 +99,9 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
     rows = []
     for n in (250, len(tools)):
         docs = [
-            RouteDoc(str(t.uid), t.name, t.description,
-                     LexicalDocument(t.name, t.description, list(t.schema.get("properties") or {})).tokens(),
-                     tool_affordances(t.schema))
+            RouteDoc.of_tool(str(t.uid), t.name, t.description,
+                             LexicalDocument(t.name, t.description, list(t.schema.get("properties") or {})).tokens(),
+                             t.schema, t.raw.get("annotations"))
             for t in tools[:n]
         ]  # fmt: skip
         for label, calibration in (

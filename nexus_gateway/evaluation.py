@@ -20,12 +20,10 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .affordance import tool_affordances
 from .cache import schema_key
 from .embedder import CrossEncoder, Embedder
 from .exceptions import ConfigError
 from .lexical import LexicalDocument
-from .mood import tool_mood
 from .routing import Calibration, RouteDoc, Router, tool_document
 from .vectors import VectorStore
 
@@ -177,12 +175,17 @@ class RoutingEvaluation:
         self.calibration = calibration
         self.cross_encoder = cross_encoder
         self.protocol = Protocol(tools, seed)
-        self.tokens = [
-            LexicalDocument(t.name, t.description, list((t.schema or {}).get("properties") or {})).tokens()
+        self.docs = [
+            RouteDoc.of_tool(
+                str(t.uid),
+                t.name,
+                t.description,
+                LexicalDocument(t.name, t.description, list((t.schema or {}).get("properties") or {})).tokens(),
+                t.schema,
+                t.raw.get("annotations"),
+            )
             for t in tools
         ]
-        self.affordances = [tool_affordances(t.schema) for t in tools]
-        self.moods = [tool_mood(t.name, t.raw.get("annotations")) for t in tools]
         self._router_cache: tuple[tuple[int, ...], Router] | None = None
 
     def router(self, registry: list[int]) -> Router:
@@ -190,17 +193,7 @@ class RoutingEvaluation:
         if self._router_cache is not None and self._router_cache[0] == key:
             self._router_cache[1].calibration = self.calibration
             return self._router_cache[1]
-        docs = [
-            RouteDoc(
-                str(i),
-                self.tools[i].name,
-                self.tools[i].description,
-                self.tokens[i],
-                self.affordances[i],
-                self.moods[i],
-            )
-            for i in registry
-        ]
+        docs = [self.docs[i] for i in registry]
         router = Router(self.embedder, docs, self.vectors[registry], self.calibration, self.cross_encoder)
         self._router_cache = (key, router)
         return router

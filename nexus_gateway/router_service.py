@@ -16,12 +16,10 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .affordance import tool_affordances
 from .cache import RegistryCache
 from .config import RoutingSettings
 from .embedder import CrossEncoder, Embedder, EmbedderSpec
 from .exceptions import NexusError
-from .mood import tool_mood
 from .registry import Registry, ToolEntry
 from .routing import Calibration, RouteDoc, Router, RouteResult, tool_document
 from .slb import backend as slb_backend
@@ -113,14 +111,7 @@ class RouterService:
         keys = [e.key for e in entries]
         label = "embedding new tools"
         docs = [
-            RouteDoc(
-                e.id,
-                e.name,
-                e.description,
-                e.tokens,
-                tool_affordances(e.input_schema),
-                tool_mood(e.name, e.raw.get("annotations")),
-            )
+            RouteDoc.of_tool(e.id, e.name, e.description, e.tokens, e.input_schema, e.raw.get("annotations"))
             for e in entries
         ]
         current = self.router

@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from .affordance import SLOT_KINDS, query_slots
+from .affordance import SLOT_KINDS, query_slots, tool_affordances
 from .embedder import CrossEncoder, Embedder
 from .lexical import BM25Index, NameCoverage, split_identifier
-from .mood import request_mood
+from .mood import request_mood, tool_mood
 from .slb import SemanticLookasideBuffer
 
 DEFAULT_LEXICAL_WEIGHT = 0.3
@@ -127,6 +127,20 @@ class RouteDoc:
     affordances: frozenset[str] = frozenset()
     mood: float | None = None  # mood.READ, mood.WRITE or unknown
 
+    @classmethod
+    def of_tool(
+        cls,
+        tool_id: str,
+        name: str,
+        description: str,
+        tokens: Sequence[str],
+        schema: dict[str, Any] | None,
+        annotations: dict[str, Any] | None,
+    ) -> RouteDoc:
+        """A tool's routing view: the slot kinds its schema takes and whether it reads or writes come from
+        the tool itself, the same way for the gateway, the eval and the benchmarks."""
+        return cls(tool_id, name, description, tokens, tool_affordances(schema), tool_mood(name, annotations))
+
 
 class Router:
     """Dense + lexical retrieval with a calibrated cross-encoder gate, over one set of tools."""
@@ -179,6 +193,26 @@ class Router:
         timings["embed"] = (time.perf_counter() - started) * 1000
         return self.route_vector(intent, query, limit=limit, allow_rerank=allow_rerank, timings=timings)
 
+    def fuse(self, intent: str, cosine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's lexical signal (0..1) and fused score for ``intent``, given its cosines."""
+        calibration = self.calibration
+        terms = self.bm25.query_terms(intent)
+        lexical = self.bm25.scores(intent, terms)
+        peak = float(lexical.max()) if lexical.size else 0.0
+        lexical = lexical / peak if peak > 0 else lexical
+        fused = cosine + np.float32(calibration.lexical_weight) * lexical
+        if calibration.name_weight:
+            fused = fused + np.float32(calibration.name_weight) * self.names.scores(terms)
+        slots = query_slots(intent)
+        if slots and calibration.affordance_weight:
+            share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
+            fused = fused + np.float32(calibration.affordance_weight) * share
+        wanted = request_mood(intent) if calibration.mood_weight else None
+        if wanted is not None:
+            mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)
+            fused = fused - np.float32(calibration.mood_weight) * mismatch
+        return lexical, fused
+
     def route_vector(
         self,
         intent: str,
@@ -196,21 +230,7 @@ class Router:
         cosine = self.slb.scores(query)
         timings["scan"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        terms = self.bm25.query_terms(intent)
-        lexical = self.bm25.scores(intent, terms)
-        peak = float(lexical.max()) if lexical.size else 0.0
-        lexical = lexical / peak if peak > 0 else lexical
-        fused = cosine + np.float32(calibration.lexical_weight) * lexical
-        if calibration.name_weight:
-            fused = fused + np.float32(calibration.name_weight) * self.names.scores(terms)
-        slots = query_slots(intent)
-        if slots and calibration.affordance_weight:
-            share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
-            fused = fused + np.float32(calibration.affordance_weight) * share
-        wanted = request_mood(intent) if calibration.mood_weight else None
-        if wanted is not None:
-            mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)
-            fused = fused - np.float32(calibration.mood_weight) * mismatch
+        lexical, fused = self.fuse(intent, cosine)
         k = min(max(RETRIEVE_K, limit), len(fused))
         top = np.argpartition(-fused, k - 1)[:k] if k < len(fused) else np.arange(len(fused))
         top = top[np.lexsort((top, -fused[top]))]

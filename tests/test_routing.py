@@ -60,13 +60,13 @@ def local_router(embedder: Embedder, calibration: Calibration | None = None) -> 
 
     tools = json.loads(REGISTRY.read_text())
     docs = [
-        RouteDoc(
+        RouteDoc.of_tool(
             f"{t['server']}__{t['name']}",
             t["name"],
             t["description"],
             LexicalDocument(t["name"], t["description"], list(t["inputSchema"].get("properties", {}))).tokens(),
-            tool_affordances(t["inputSchema"]),
-            tool_mood(t["name"], t.get("annotations")),
+            t["inputSchema"],
+            t.get("annotations"),
         )
         for t in tools
     ]

@@ -68,10 +68,9 @@ def features(size: int) -> tuple[list[Any], list[dict[str, Any]], Embedder, Any]
     for query, vector in zip(queries, embed_queries(embedder, queries), strict=True):
         registry, accepted = evaluation.protocol.registry(query, size)
         router = evaluation.router(registry)
-        lexical = router.bm25.scores(query["query"])
-        slots = query_slots(query["query"])
         ids = np.array([int(i) for i in router.slb.ids])
-        affordance = sum(router.affords[k] for k in slots) / len(slots) if slots else np.zeros(len(ids))
+        base = router.fuse(query["query"], router.slb.scores(vector))[1]
+        # the shipped mood penalty and name coverage inside it, for the experiments that replace them
         wanted = request_mood(query["query"])
         mood = (
             np.zeros(len(ids))
@@ -79,13 +78,6 @@ def features(size: int) -> tuple[list[Any], list[dict[str, Any]], Embedder, Any]
             else -calibration.mood_weight * np.nan_to_num(np.abs(router.moods - wanted), nan=0.0)
         )
         named = calibration.name_weight * router.names.scores(router.bm25.query_terms(query["query"]))
-        base = (
-            router.slb.scores(vector)
-            + calibration.lexical_weight * lexical / max(float(lexical.max()), 1e-9)
-            + calibration.affordance_weight * np.asarray(affordance)
-            + mood
-            + named
-        )
         row = {"q": query, "ids": ids, "base": base, "acc": accepted, "qv": vector, "router": router, "mood": mood}
         row["named"] = named
         rows.append(row)
