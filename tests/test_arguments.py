@@ -20,8 +20,6 @@ from nexus_gateway.arguments import (
     anchor_repository,
     free_text_keys,
     ground,
-    named_keys,
-    named_values,
     number_not_id,
     own_repository_elsewhere,
     quoted_spans,
@@ -33,6 +31,7 @@ from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.ir import compressed_ir
+from nexus_gateway.mentions import named_keys, named_values
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.window import SessionWindow, surrogate
 
