@@ -1,7 +1,12 @@
 """Length of the compressed IR in model tokens over a registry, against the host-facing signature and
 the full JSON schema (what the oracle prompt holds).
 
-    python bench/ir_tokens.py [--registry ../shared/data/registries/github-mcp.json] [--json OUT]
+    python bench/ir_tokens.py [--registry ../shared/data/registries/github-mcp.json]
+        [--queries ../shared/data/queries/github-dev.jsonl] [--json OUT]
+
+Forms: ``ir`` is the default compressed IR (every parameter); ``ir_focused`` is the focused form
+(``nexus.schema: ir-focused``) for a request that names no optional parameter (every tool once);
+``ir_focused_per_request`` is what each dev request's prompt holds in that form for its labelled tool.
 """
 
 from __future__ import annotations
@@ -24,14 +29,19 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--registry", default=str(SHARED / "registries" / "github-mcp.json"))
+    parser.add_argument("--queries", default=str(SHARED / "queries" / "github-dev.jsonl"))
     parser.add_argument("--model", default=str(model_path(lookup(DEFAULT_MODEL))))
     parser.add_argument("--json", default="bench/results/ir_tokens.json")
     args = parser.parse_args()
     tools = json.loads(Path(args.registry).read_text())
     engine = LlamaEngine(EngineSettings(args.model, n_threads=1, n_ctx=512))
+    by_name = {t["name"]: t for t in tools}
+    requests = [json.loads(line) for line in Path(args.queries).read_text().splitlines() if line.strip()]
+    pairs = [(by_name[q["gold_tool"]], q["query"]) for q in requests if q.get("gold_tool") in by_name]
     forms = {
         "ir": lambda t: compressed_ir(t["name"], t["inputSchema"], t["description"]),
-        "ir_without_description": lambda t: compressed_ir(t["name"], t["inputSchema"], None),
+        "ir_focused": lambda t: compressed_ir(t["name"], t["inputSchema"], t["description"], ""),
+        "ir_focused_per_request": None,
         "signature": lambda t: signature(t["name"], t["inputSchema"], t["description"]),
         "full_schema": lambda t: json.dumps(
             {"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]}
@@ -40,8 +50,13 @@ def main() -> int:
     result: dict[str, object] = {"registry": Path(args.registry).name, "n": len(tools), "model": Path(args.model).name}
     print(f"{'form':<24}{'median':>8}{'p90':>8}{'p99':>8}{'max':>8}{'mean':>8}")
     for name, render in forms.items():
-        counts = np.array([len(engine.tokenize(render(t))) for t in tools])
+        if render is None:
+            texts = [compressed_ir(t["name"], t["inputSchema"], t["description"], q) for t, q in pairs]
+        else:
+            texts = [render(t) for t in tools]
+        counts = np.array([len(engine.tokenize(text)) for text in texts])
         row = {
+            "n": len(counts),
             "median": float(np.median(counts)),
             "p90": float(np.percentile(counts, 90)),
             "p99": float(np.percentile(counts, 99)),

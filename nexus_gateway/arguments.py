@@ -26,14 +26,17 @@ from .decoding import SchemaDecoder, Vocabulary
 from .engine import GenerationBackend
 from .ir import compressed_ir
 from .lexical import STOPWORDS, split_identifier, stem
-from .mentions import named_keys, named_values, optional_properties
+from .mentions import FREE_TEXT, free_text_keys, named_keys, named_values, quoted_spans
 from .signature import _resolve
-from .window import SessionWindow
+from .window import SessionWindow, refers_back
 
 if TYPE_CHECKING:
     from .block_store import SchemaBlocks
     from .kv_splice import SpliceReport
 
+import os
+
+_B = None if os.environ.get("IRB", "none") == "none" else int(os.environ["IRB"])
 SYSTEM = (
     "You turn a request into the JSON arguments of one tool call. Use only values that the request or the "
     "earlier turns state, copied exactly. Leave out every argument they do not state: never guess owners, "
@@ -74,7 +77,6 @@ EXAMPLES = (
     ),
 )
 
-FREE_TEXT = re.compile(r"body|description|content|message|text|comment|title|query|summary|reason|note")
 # Prose the request must give itself (quoted, or under the key's own name) when the key is optional: the
 # 0.5B model otherwise writes a description nobody asked for, or pastes the whole request as a body.
 PROSE = re.compile(r"body|description|content|message|comment|summary|reason|note|rationale")
@@ -161,8 +163,9 @@ class Generation:
 class ArgumentGenerator:
     """Generates arguments on one engine; callers hold no lock, a turn takes the engine's."""
 
-    def __init__(self, engine: GenerationBackend) -> None:
+    def __init__(self, engine: GenerationBackend, *, focused: bool = False) -> None:
         self.engine = engine
+        self.focused = focused  # the IR with only the parameters the request can fill (``ir.py``)
         self.vocabulary = Vocabulary(engine)
         self.prefix_tokens = engine.tokenize(system_prefix())
         self.chooser_tokens = engine.tokenize(chooser_prefix())
@@ -173,6 +176,13 @@ class ArgumentGenerator:
         with self.engine.lock:
             self.engine.cursor(self.prefix_tokens)
             self.engine.cursor(self.chooser_tokens)
+
+    def _focus(self, intent: str, window: SessionWindow | None) -> str | None:
+        """The request the IR's parameters are chosen for, or None for all of them (the default, and a
+        request that points back at earlier turns, "open that file", fills parameters it does not name)."""
+        if not self.focused or (window is not None and window.turns and refers_back(intent)):
+            return None
+        return intent
 
     def choose_tool(self, intent: str, candidates: list[tuple[str, str]]) -> Choice:
         """Let the model pick among close candidates ``(name, compressed IR)``, under a constraint to
@@ -200,7 +210,7 @@ class ArgumentGenerator:
         """``full_schema``: the whole JSON schema instead of the IR (the evaluation's oracle, or the
         gateway's full-schema mode); with ``block_key`` and compiled blocks the schema is spliced."""
         schema = schema or {"type": "object", "properties": {}}
-        window_text = window.render() if window else ""
+        window_text = window.render(intent) if window else ""
         timings: dict[str, float] = {}
         placement: SpliceReport | None = None
         if full_schema:
@@ -208,7 +218,13 @@ class ArgumentGenerator:
             suffix = self.engine.tokenize(request_text(intent, window_text))
         else:
             schema_tokens = []
-            suffix = self.engine.tokenize(turn_text(compressed_ir(name, schema, description), intent, window_text))
+            suffix = self.engine.tokenize(
+                turn_text(
+                    compressed_ir(name, schema, description, self._focus(intent, window)),
+                    intent,
+                    window_text,
+                )
+            )
         with self.engine.lock:
             started = time.perf_counter()
             if schema_tokens:
@@ -256,54 +272,6 @@ class ArgumentGenerator:
             decoder.stats.forced,
             placement.trace() if placement else None,
         )
-
-
-REFERRING = frozenset(
-    [
-        "it",
-        "its",
-        "that",
-        "this",
-        "those",
-        "these",
-        "them",
-        "they",
-        "there",
-        "here",
-        "same",
-        "again",
-        "previous",
-        "earlier",
-        "above",
-        "one",
-        "ones",
-        "my",
-        "mine",
-        "too",
-    ]
-)
-
-
-def refers_back(intent: str) -> bool:
-    """Does the request point at something said before ("close it", "that branch", "same for …")?"""
-    return bool(REFERRING & set(_WORDS.findall(intent.lower())))
-
-
-_QUOTED = re.compile(r"""(?:^|(?<=[\s(:]))(['"‘“])(.{2,}?)['"’”](?=$|[\s.,;:!?)])""")
-
-
-def quoted_spans(intent: str) -> list[str]:
-    """Text the request quotes ('Thanks for the report!'): a value, word for word, of some argument."""
-    return [m.group(2) for m in _QUOTED.finditer(intent)]
-
-
-def free_text_keys(schema: dict[str, Any]) -> set[str]:
-    """Optional top-level string keys that hold prose (a body, a title, a message)."""
-    return {
-        key
-        for key, raw in optional_properties(schema)
-        if raw.get("type") == "string" and "enum" not in raw and FREE_TEXT.search(key.lower())
-    }
 
 
 # --- grounding ----------------------------------------------------------------------------------------------

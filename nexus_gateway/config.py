@@ -24,8 +24,9 @@ DEFAULT_MAX_BACKOFF = 30.0
 DEFAULT_PING_INTERVAL = 30.0
 DEFAULT_SEARCH_LIMIT = 8
 # ir: the compressed signature; full: the whole JSON schema, spliced from its compiled KV block;
-# auto: the signature first, the full schema when the signature leaves required arguments unresolved.
-SCHEMA_MODES = ("ir", "full", "auto")
+# auto: the signature first, the full schema when the signature leaves required arguments unresolved;
+# ir-focused: the compressed signature with only the parameters the request can fill (ir.py).
+SCHEMA_MODES = ("ir", "ir-focused", "full", "auto")
 
 TransportKind = Literal["stdio", "http", "sse"]
 
@@ -85,7 +86,7 @@ class GatewaySettings:
     model_threads: int = 2
     generate: bool = True  # generate arguments locally when `call` gets none
     judge: bool = False  # let the local LLM pick among close candidates (measured: docs/routing.md)
-    schema: str = "ir"  # what the LLM sees of a tool: "ir", "full" (spliced compiled blocks), "auto"
+    schema: str = "ir"  # what the LLM sees of a tool: "ir", "ir-focused", "full" (spliced blocks), "auto"
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,14 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .arguments import _PLACEHOLDER, FREE_TEXT, ArgumentGenerator, Generation, schema_text
+from .arguments import _PLACEHOLDER, ArgumentGenerator, Generation, schema_text
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
 from .engine import EngineSettings, LlamaEngine
 from .evaluation import bootstrap_median_ci, load_queries, wilson
 from .exceptions import ConfigError
 from .generation_service import resolve_model
+from .mentions import FREE_TEXT
 from .validation import validator_for
 from .window import SessionWindow
 
@@ -274,9 +275,9 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
         raise ConfigError(f"--model: no model file at {resolved or 'the default path'} (nexus-gateway models pull)")
     path = str(resolved)
     engine = LlamaEngine(EngineSettings(path, n_threads=args.threads))
-    generator = ArgumentGenerator(engine)
+    generator = ArgumentGenerator(engine, focused=args.schema == "ir-focused")
     generator.warm()
-    if args.schema != "ir":
+    if args.schema in ("full", "auto"):
         generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, RegistryCache(args.cache_dir))
     tools, router = build_router(args) if not args.gold_tool else (_load_tools(args.registry), None)
     evaluation = ArgsEvaluation(tools, generator, router, args.schema)

@@ -259,7 +259,10 @@ def register(commands: Any) -> None:
     arguments.add_argument("--gold-tool", action="store_true", help="skip routing: generate for the labelled tool")
     arguments.add_argument("--no-oracle", action="store_true", help="skip the full-schema oracle")
     arguments.add_argument(
-        "--schema", choices=["ir", "full", "auto"], default="ir", help="what the model reads (as nexus.schema)"
+        "--schema",
+        choices=["ir", "ir-focused", "full", "auto"],
+        default="ir",
+        help="what the model reads (as nexus.schema)",
     )
     arguments.add_argument("--json", metavar="OUT")
     arguments.set_defaults(offline=cmd_eval_args)

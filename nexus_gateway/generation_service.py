@@ -78,9 +78,9 @@ class GenerationService:
             if known is not None:
                 verify(path, known)
             engine = LlamaEngine(EngineSettings(str(path), n_threads=self.threads))
-            generator = ArgumentGenerator(engine)
+            generator = ArgumentGenerator(engine, focused=self.schema_mode == "ir-focused")
             generator.warm()
-            if self.schema_mode != "ir" and self.cache is not None:
+            if self.schema_mode in ("full", "auto") and self.cache is not None:
                 reason = engine.geometry().why_not_spliceable()
                 if reason:  # full-schema mode still works, by prefilling the schema
                     logger.info("schema blocks off (the schema is prefilled): %s", reason)

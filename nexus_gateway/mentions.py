@@ -14,6 +14,15 @@ from typing import Any
 from .lexical import split_identifier, stem
 
 _WORDS = re.compile(r"[a-z0-9]+")
+# Keys that hold free text (a body, a title, a search query): the home of a quoted span.
+FREE_TEXT = re.compile(r"body|description|content|message|text|comment|title|query|summary|reason|note")
+_QUOTED = re.compile(r"""(?:^|(?<=[\s(:]))(['"‘“])(.{2,}?)['"’”](?=$|[\s.,;:!?)])""")
+
+
+def quoted_spans(intent: str) -> list[str]:
+    """Text the request quotes ('Thanks for the report!'): a value, word for word, of some argument."""
+    return [m.group(2) for m in _QUOTED.finditer(intent)]
+
 
 # Key words that name the place of a value, not the value: every GitHub call has an owner and a repo,
 # and "issue 12" names an issue, not the optional `number` filter of a search.
@@ -28,16 +37,22 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
     model often closes the object before such a key; the decoder writes them before it may close, and
     grounding still drops a value the request does not supply."""
     said = sayer(intent)
-    named = set()
+
+    def by_words(words: list[str]) -> bool:
+        return bool(words) and not any(w in GENERIC_KEY_WORDS for w in words) and all(said(w) for w in words)
+
+    return _keys_named(schema, by_words, said)
+
+
+def _keys_named(schema: dict[str, Any], by_words: Callable[[list[str]], bool], said: Callable[[str], bool]) -> set[str]:
+    """Optional keys whose words (3+ letters) pass ``by_words`` or one of whose enum values is said."""
+    keys = set()
     for key, raw in optional_properties(schema):
         key_words = [w for w in _WORDS.findall(split_identifier(key).lower()) if len(w) >= 3]
-        if key_words and not any(w in GENERIC_KEY_WORDS for w in key_words) and all(said(w) for w in key_words):
-            named.add(key)
-            continue
         enum = raw.get("enum")
-        if isinstance(enum, list) and any(names_value(v, said) for v in enum):
-            named.add(key)
-    return named
+        if by_words(key_words) or (isinstance(enum, list) and any(names_value(v, said) for v in enum)):
+            keys.add(key)
+    return keys
 
 
 def named_values(schema: dict[str, Any], intent: str) -> dict[str, list[Any]]:
@@ -74,13 +89,17 @@ def names_value(value: Any, said: Callable[[str], bool]) -> bool:
 
 
 def sayer(intent: str) -> Callable[[str], bool]:
-    """Does the request say this word (its stem, or a word it begins with, for 4+ letters)?"""
+    """Does the request say this word (its stem, or a word it begins with, for 4+ letters)? A past
+    participle counts as its verb: enum values are states ("closed", "dismissed", "fixed") that requests
+    say as commands ("close it", "dismiss the alert")."""
     words = set(_WORDS.findall(intent.lower()))
     stems = {stem(w) for w in words}
 
     def said(word: str) -> bool:
         root = stem(word)
-        return root in stems or (len(root) >= 4 and any(w.startswith(root) for w in words))
+        if root in stems or (len(root) >= 4 and any(w.startswith(root) for w in words)):
+            return True
+        return len(root) >= 5 and root.endswith("ed") and (root[:-1] in words or root[:-2] in words)
 
     return said
 
@@ -96,3 +115,29 @@ def optional_properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any
     """The schema's top-level keys that are not required, with their (dict) property schemas."""
     required = set(schema.get("required") or [])
     return [(key, raw) for key, raw in properties(schema) if key not in required]
+
+
+def mentioned_keys(schema: dict[str, Any], intent: str, ignore: frozenset[str] = frozenset()) -> set[str]:
+    """Optional top-level keys a request may need, more loosely than ``named_keys``: any word of the key
+    (not only all of them, and not one of ``ignore``, the tool's own name words: "issue" in a request for
+    ``issue_write`` names no ``issue_fields``) or one of its enum values. For what the model is shown
+    (the compressed IR), not what the decoder makes it write."""
+    said = sayer(intent)
+    stems = [stem(w) for w in _WORDS.findall(intent.lower()) if len(w) >= 5]
+
+    def names(word: str) -> bool:  # also a request word the key word begins with: "assign" → assignees
+        return said(word) or any(word.startswith(s) for s in stems)
+
+    def by_words(words: list[str]) -> bool:
+        return any(names(w) for w in words if w not in GENERIC_KEY_WORDS and w not in ignore)
+
+    return _keys_named(schema, by_words, said)
+
+
+def free_text_keys(schema: dict[str, Any]) -> set[str]:
+    """Optional top-level string keys that hold prose (a body, a title, a message)."""
+    return {
+        key
+        for key, raw in optional_properties(schema)
+        if raw.get("type") == "string" and "enum" not in raw and FREE_TEXT.search(key.lower())
+    }

@@ -9,9 +9,12 @@ and "close it as a duplicate of the top match" find ``377`` without putting whol
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
+
+from .lexical import STOPWORDS
 
 SURROGATE_CHARS = 240  # ~64 tokens
 TURNS = 3
@@ -39,6 +42,9 @@ KEY_FIELDS = (
 ID_SUFFIXES = ("_id", "_number", "_name")  # run_id, job_id, job_name: identifiers by their name
 NESTED_NAME = ("login", "full_name", "name")  # how a nested owner/user/repository is named
 MAX_ITEMS = 3
+# "the top match", "the second one": a list item by its place.
+ORDINALS = {"first": 0, "top": 0, "second": 1, "third": 2}
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _scalar(value: Any) -> str | None:
@@ -99,17 +105,51 @@ def _record_lists(result: Any) -> list[tuple[str | None, list[dict[str, Any]]]]:
     return []
 
 
-def surrogate(result: Any) -> str:
-    """Identifying fields of a result, first records first, cut to about 64 tokens."""
+def surrogate(result: Any, intent: str | None = None) -> str:
+    """Identifying fields of a result, first records first, cut to about 64 tokens. Given the request
+    that refers back to it, a list shows only the record the request singles out (:func:`referent`)."""
     result = _parsed(result)
     if isinstance(result, str):
         return " ".join(result.split())[:SURROGATE_CHARS]
     parts = _fields(result) if isinstance(result, dict) else []
     for key, records in _record_lists(result):
-        entries = "; ".join(f"[{i + 1}] {' '.join(_fields(record))}" for i, record in enumerate(records))
+        fields = [_fields(record) for record in records]
+        chosen = referent(intent, fields) if intent else None
+        shown = [chosen] if chosen is not None else range(len(records))
+        entries = "; ".join(f"[{i + 1}] {' '.join(fields[i])}" for i in shown)
         parts.append(f"{key}: {entries}" if key is not None else entries)
     text = " ".join(p for p in parts if p)
     return text[:SURROGATE_CHARS]
+
+
+def _alike(word: str, other: str) -> bool:
+    """The same word in another form: "failed" / "failure", "mentioned" / "mention"."""
+    shared = 0
+    for a, b in zip(word, other, strict=False):
+        if a != b:
+            break
+        shared += 1
+    return shared >= 4 and min(len(word), len(other)) - shared <= 3
+
+
+def referent(intent: str, records: list[list[str]]) -> int | None:
+    """The record of a list that a request singles out, by place ("the top match") or by a value only
+    it has ("the failed one" → ``conclusion=failure``, "the one where I was mentioned" →
+    ``reason=mention``); None when the request names none or several. The 0.5B model otherwise picks
+    the wrong item of a list about as often as the right one."""
+    if len(records) < 2 or not refers_back(intent):
+        return None
+    words = [w for w in _WORD.findall(intent.lower()) if w not in STOPWORDS]
+    for word in words:
+        if word in ORDINALS and ORDINALS[word] < len(records):
+            return ORDINALS[word]
+    common = set.intersection(*(set(fields) for fields in records))
+    scores = []
+    for fields in records:
+        values = {v for field in fields if field not in common for v in _WORD.findall(field.split("=", 1)[-1].lower())}
+        scores.append(sum(any(_alike(word, value) for value in values) for word in set(words)))
+    best = max(scores)
+    return scores.index(best) if best > 0 and scores.count(best) == 1 else None
 
 
 def _integer(value: Any) -> int | None:
@@ -135,6 +175,38 @@ class Turn:
     arguments: dict[str, Any]
     result: str  # the surrogate
     numbers: dict[int, int]  # id → number of the result's records
+    raw: Any = None  # the parsed result, for a surrogate focused on a later request
+
+
+REFERRING = frozenset(
+    [
+        "it",
+        "its",
+        "that",
+        "this",
+        "those",
+        "these",
+        "them",
+        "they",
+        "there",
+        "here",
+        "same",
+        "again",
+        "previous",
+        "earlier",
+        "above",
+        "one",
+        "ones",
+        "my",
+        "mine",
+        "too",
+    ]
+)
+
+
+def refers_back(intent: str) -> bool:
+    """Does the request point at something said before ("close it", "that branch", "same for …")?"""
+    return bool(REFERRING & set(_WORD.findall(intent.lower())))
 
 
 def _call_text(tool: str, arguments: dict[str, Any]) -> str:
@@ -149,17 +221,20 @@ class SessionWindow:
         self.turns: deque[Turn] = deque(maxlen=turns)
 
     def add(self, intent: str, tool: str, arguments: dict[str, Any], result: Any) -> None:
-        self.turns.append(Turn(intent, tool, dict(arguments), surrogate(result), numbers_by_id(result)))
+        parsed = _parsed(result)
+        self.turns.append(Turn(intent, tool, dict(arguments), surrogate(parsed), numbers_by_id(parsed), parsed))
 
-    def render(self) -> str:
-        """The prompt's ``Earlier:`` block (empty when the session is new)."""
+    def render(self, intent: str | None = None) -> str:
+        """The prompt's ``Earlier:`` block (empty when the session is new); given the new request, each
+        listed result shows only the record it singles out, if it singles one out."""
         if not self.turns:
             return ""
         lines = ["Earlier:"]
         for i, turn in enumerate(self.turns, 1):
             line = f'{i}. "{turn.intent}" → {_call_text(turn.tool, turn.arguments)}'
-            if turn.result:
-                line += f" → {turn.result}"
+            result = surrogate(turn.raw, intent) if intent and turn.raw is not None else turn.result
+            if result:
+                line += f" → {result}"
             lines.append(line)
         return "\n".join(lines)
 

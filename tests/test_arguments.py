@@ -18,11 +18,9 @@ from mcp.types import CallToolResult
 from nexus_gateway.arguments import (
     ArgumentGenerator,
     anchor_repository,
-    free_text_keys,
     ground,
     number_not_id,
     own_repository_elsewhere,
-    quoted_spans,
     split_owner_repo,
     whole_path,
 )
@@ -31,9 +29,9 @@ from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.ir import compressed_ir
-from nexus_gateway.mentions import named_keys, named_values
+from nexus_gateway.mentions import free_text_keys, named_keys, named_values, quoted_spans
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
-from nexus_gateway.window import SessionWindow, surrogate
+from nexus_gateway.window import SessionWindow, referent, surrogate
 
 REGISTRY = json.loads((TESTS / "fixtures" / "local_registry.json").read_text())
 ISSUE = {
@@ -71,9 +69,44 @@ def test_compressed_ir_covers_enums_arrays_nested_refs_and_unions() -> None:
         "required": ["name"],
     }
     ir = compressed_ir("make_thing", schema, "Make a thing in a place. Long details follow here.")
-    assert ir == (
-        'make_thing(state?: "open"|"closed", labels?: str[], head?: {branch?, sha?}, due?, name) — Make a thing '
-        "in a place"
+    expected = 'make_thing(state?: "open"|"closed", labels?: str[], head?: {branch?, sha?}, due?, name) — Make a thing'
+    assert ir == expected + " in a place"
+
+
+def test_the_ir_for_a_request_shows_the_parameters_it_can_fill() -> None:
+    schema = {
+        "properties": {
+            "method": {"type": "string", "enum": ["create", "update", "delete", "lock"]},
+            "owner": {"type": "string"},
+            "issue_number": {"type": "integer"},
+            "issue_fields": {"type": "array", "items": {"type": "string"}},
+            "assignees": {"type": "array", "items": {"type": "string"}},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "state": {"type": "string", "enum": ["open", "closed"]},
+            "body": {"type": "string"},
+            "milestone": {"type": "integer"},
+        },
+        "required": ["method", "owner"],
+    }
+    full = compressed_ir("issue_write", schema, "Create or update an issue.")
+    assert "milestone?: int" in full and '"create"|"update"|"delete"|"lock"' in full  # no request: every parameter
+    assert compressed_ir("issue_write", schema, "Create or update an issue.", "") == (
+        'issue_write(method: "create"|"update"|"delete"|…, owner) — Create or update an issue'
+    )  # a request that names nothing: the required ones
+    said = "edit issue 5 in acme/web: assign it to hana-k, label it bug and close it"
+    # "assign" names assignees, "label" labels, "close" the value closed; "edit" the update method (only the
+    # values said are shown); "5" is a number for issue_number; "issue" is the tool's own word, no mention
+    # of issue_fields
+    assert compressed_ir("issue_write", schema, None, said) == (
+        'issue_write(method: "update"|…, owner, issue_number?: int, assignees?: str[], labels?: str[], '
+        'state?: "closed"|…)'
+    )
+    quoting = compressed_ir("issue_write", schema, None, "comment 'works for me' on acme/web#5")
+    assert "body?" in quoting  # a quoted span needs a free-text key to live in
+    string = {"type": "string"}
+    search = {"properties": {"query": string, "owner": string, "repo": string, "path": string}, "required": ["query"]}
+    assert (
+        compressed_ir("search_code", search, None, "find TODO in octo-org/app") == "search_code(query, owner?, repo?)"
     )
 
 
@@ -200,6 +233,27 @@ def test_surrogate_keeps_what_tells_list_items_apart() -> None:
         surrogate({"logs": [{"job_id": 277, "job_name": "tests", "tail": "FAIL"}]})
         == "logs: [1] job_id=277 job_name=tests"
     )
+
+
+def test_a_request_that_singles_out_a_record_sees_only_that_record() -> None:
+    runs = {
+        "workflow_runs": [
+            {"id": 5101, "name": "CI", "conclusion": "success"},
+            {"id": 5102, "name": "CI", "conclusion": "failure"},
+        ]
+    }
+    window = SessionWindow()
+    window.add("recent CI runs in acme/api", "list_runs", {"owner": "acme", "repo": "api"}, runs)
+    both = "workflow_runs: [1] id=5101 name=CI conclusion=success; [2] id=5102 name=CI conclusion=failure"
+    assert both in window.render()
+    assert "workflow_runs: [2] id=5102 name=CI conclusion=failure" in window.render("why did the failed one fail?")
+    assert "[1] id=5101 name=CI conclusion=success;" not in window.render("why did the failed one fail?")
+    assert both in window.render("rerun it")  # names no record: all of them
+    assert both in window.render("list failed runs in acme/web")  # refers back to nothing
+    matches = [{"number": 377, "state": "open"}, {"number": 120, "state": "closed"}]
+    assert referent("close it as a duplicate of the top match", [[f"number={m['number']}"] for m in matches]) == 0
+    threads = [["id=1", "reason=review_requested"], ["id=2", "reason=mention"]]
+    assert referent("mark the one where I was mentioned as done", threads) == 1
 
 
 def test_a_number_parameter_takes_the_records_number_not_its_id() -> None:

@@ -68,7 +68,7 @@ def test_default_expansion() -> None:
         ({"mcpServers": {}, "nexus": {"model_threads": 0}}, "nexus.model_threads"),
         ({"mcpServers": {}, "nexus": {"generate": "yes"}}, "nexus.generate: must be true or false"),
         ({"mcpServers": {}, "nexus": {"judge": 1}}, "nexus.judge: must be true or false"),
-        ({"mcpServers": {}, "nexus": {"schema": "json"}}, "nexus.schema: must be one of ir, full, auto"),
+        ({"mcpServers": {}, "nexus": {"schema": "json"}}, "nexus.schema: must be one of ir, ir-focused, full, auto"),
         ([], "top level must be a JSON object"),
     ],
 )
