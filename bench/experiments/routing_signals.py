@@ -27,7 +27,10 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
 - lexclean, combo: entities and/or function words removed from the BM25 query, and with the mood rule.
   The base score is the shipped router's (function-word filter, mood penalty and name coverage included);
   moodrule and combo replace its mood penalty with theirs, namecov its name coverage;
-- namecov: the share of a tool's name words the request says, as a bonus.
+- namecov: the share of a tool's name words the request says, as a bonus;
+- schemacov: the IDF-weighted share of the request's terms found anywhere in the tool's schema text
+  (name, description, parameter names and descriptions, enum values), as a bonus; ``plain`` the same
+  over name, description and parameter names only.
 """
 
 from __future__ import annotations
@@ -500,6 +503,62 @@ def namecov(tools: list[Any], rows: list[dict[str, Any]]) -> None:
         print(f"name coverage, weight {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
 
 
+def _schema_words(schema: Any, out: list[str], depth: int = 0) -> None:
+    if not isinstance(schema, dict) or depth > 4:
+        return
+    for name, prop in (schema.get("properties") or {}).items():
+        out.append(name)
+        if isinstance(prop, dict):
+            out.append(str(prop.get("description", "")))
+            out.extend(str(v) for v in prop.get("enum") or [])
+            _schema_words(prop, out, depth + 1)
+            _schema_words(prop.get("items"), out, depth + 1)
+            for option in (prop.get("oneOf") or []) + (prop.get("anyOf") or []):
+                _schema_words(option, out, depth + 1)
+
+
+def schemacov(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    import math
+
+    from nexus_gateway.lexical import tokenize
+
+    vocabulary: dict[tuple[int, bool], set[str]] = {}
+
+    def words_of(uid: int, full: bool) -> set[str]:
+        if (uid, full) not in vocabulary:
+            tool, parts = tools[uid], [tools[uid].name, tools[uid].description]
+            if full:
+                _schema_words(tool.schema, parts)
+            else:
+                parts += list((tool.schema or {}).get("properties") or {})
+            vocabulary[(uid, full)] = set(tokenize(" ".join(parts)))
+        return vocabulary[(uid, full)]
+
+    for row in rows:
+        bm25 = row["router"].bm25
+        terms = bm25.query_terms(row["q"]["query"])
+        idf = {}
+        for term in terms:
+            posting = bm25.postings.get(term)
+            frequency = len(posting[0]) if posting is not None else 0
+            idf[term] = math.log(1 + (bm25.size - frequency + 0.5) / (frequency + 0.5))
+        total = sum(idf.values()) or 1.0
+        for full in (True, False):
+            row[("cov", full)] = np.array(
+                [sum(idf[t] for t in terms if t in words_of(int(i), full)) / total for i in row["ids"]],
+                dtype=np.float32,
+            )
+    even, odd = rows[0::2], rows[1::2]
+    for full in (True, False):
+        for weight in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5):
+
+            def extra(row: dict[str, Any], w: float = weight, f: bool = full) -> np.ndarray:
+                return w * row[("cov", f)]
+
+            label = "schema" if full else "plain"
+            print(f"{label} coverage, weight {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=250)
@@ -525,6 +584,7 @@ def main() -> int:
         ("lexclean", lambda: lexclean(tools, rows, calibration)),
         ("combo", lambda: combo(tools, rows, calibration)),
         ("namecov", lambda: namecov(tools, rows)),
+        ("schemacov", lambda: schemacov(tools, rows)),
     ):
         if name in chosen:
             run()
