@@ -154,10 +154,15 @@ class BM25Index:
             terms.append(token if token in self.postings else self.correct(token) or token)
         return list(dict.fromkeys(terms))
 
-    def scores(self, query: str, terms: Sequence[str] | None = None) -> np.ndarray:
+    def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (zeros where nothing matches)."""
+        return self.term_scores(self.query_terms(query))
+
+    def term_scores(self, terms: Sequence[str]) -> np.ndarray:
+        """BM25 score of every document for terms already taken from a query (``query_terms``), which
+        the router also hands to name coverage instead of splitting and correcting the query twice."""
         scores = np.zeros(self.size, dtype=np.float32)
-        for token in self.query_terms(query) if terms is None else terms:
+        for token in terms:
             posting = self.postings.get(token)
             if posting is not None:
                 scores[posting[0]] += posting[1]

@@ -197,7 +197,7 @@ class Router:
         """Every row's lexical signal (0..1) and fused score for ``intent``, given its cosines."""
         calibration = self.calibration
         terms = self.bm25.query_terms(intent)
-        lexical = self.bm25.scores(intent, terms)
+        lexical = self.bm25.term_scores(terms)
         peak = float(lexical.max()) if lexical.size else 0.0
         lexical = lexical / peak if peak > 0 else lexical
         fused = cosine + np.float32(calibration.lexical_weight) * lexical

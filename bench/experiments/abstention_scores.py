@@ -41,7 +41,7 @@ def main() -> None:
         return {
             "fused": result.candidates[0].score,
             "cosine": float(router.slb.scores(vector).max()),
-            "bm25": float(router.bm25.scores(text, terms).max()),
+            "bm25": float(router.bm25.term_scores(terms).max()),
             "name": float(router.names.scores(terms).max()),
         }
 
