@@ -406,6 +406,15 @@ def test_generation_fills_stated_arguments_and_leaves_out_the_rest(generator: Ar
     assert "owner" in asked.missing and "owner" not in asked.arguments
 
 
+def test_the_focused_ir_shortens_the_prompt_and_keeps_the_stated_arguments(generator: ArgumentGenerator) -> None:
+    focused = ArgumentGenerator(generator.engine, focused=True)  # nexus.schema: ir-focused
+    request = "what's issue 412 in octo-org/app about?"
+    full = generator.generate("issue_read", ISSUE, "Get an issue", request)
+    short = focused.generate("issue_read", ISSUE, "Get an issue", request)
+    assert short.arguments == full.arguments == {"owner": "octo-org", "repo": "app", "issue_number": 412}
+    assert short.prompt_tokens < full.prompt_tokens  # `state` is not shown: the request names no state
+
+
 def test_session_window_resolves_a_reference_to_the_previous_turn(generator: ArgumentGenerator) -> None:
     window = SessionWindow()
     window.add(
