@@ -34,9 +34,6 @@ if TYPE_CHECKING:
     from .block_store import SchemaBlocks
     from .kv_splice import SpliceReport
 
-import os
-
-_B = None if os.environ.get("IRB", "none") == "none" else int(os.environ["IRB"])
 SYSTEM = (
     "You turn a request into the JSON arguments of one tool call. Use only values that the request or the "
     "earlier turns state, copied exactly. Leave out every argument they do not state: never guess owners, "

@@ -21,13 +21,11 @@ per request and meets the 20-token median, but got 1.4 points fewer arguments ri
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
 from .affordance import query_slots
-from .lexical import split_identifier
-from .mentions import free_text_keys, mentioned_keys, named_values, quoted_spans
+from .mentions import free_text_keys, identifier_words, mentioned_keys, named_values, quoted_spans
 from .signature import Style, first_sentence, params_text
 
 SHORT_TYPES = {"string": "str", "integer": "int", "number": "num", "boolean": "bool", "object": "obj"}
@@ -47,7 +45,7 @@ def ir_params(schema: dict[str, Any], root: dict[str, Any], intent: str | None =
     if intent is None:
         return params_text(schema, root, 0, IR)
     required = set(schema.get("required") or [])
-    own_words = frozenset(re.findall(r"[a-z0-9]+", split_identifier(tool).lower()))
+    own_words = frozenset(identifier_words(tool))
     shown = required | mentioned_keys(schema, intent, own_words)
     if quoted_spans(intent):
         shown |= free_text_keys(schema)

@@ -44,11 +44,16 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
     return _keys_named(schema, by_words, said)
 
 
+def identifier_words(identifier: str) -> list[str]:
+    """``issue_number`` → ``["issue", "number"]``, ``pullNumber`` → ``["pull", "number"]``."""
+    return _WORDS.findall(split_identifier(identifier).lower())
+
+
 def _keys_named(schema: dict[str, Any], by_words: Callable[[list[str]], bool], said: Callable[[str], bool]) -> set[str]:
     """Optional keys whose words (3+ letters) pass ``by_words`` or one of whose enum values is said."""
     keys = set()
     for key, raw in optional_properties(schema):
-        key_words = [w for w in _WORDS.findall(split_identifier(key).lower()) if len(w) >= 3]
+        key_words = [w for w in identifier_words(key) if len(w) >= 3]
         enum = raw.get("enum")
         if by_words(key_words) or (isinstance(enum, list) and any(names_value(v, said) for v in enum)):
             keys.add(key)

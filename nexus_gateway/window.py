@@ -232,7 +232,7 @@ class SessionWindow:
         lines = ["Earlier:"]
         for i, turn in enumerate(self.turns, 1):
             line = f'{i}. "{turn.intent}" → {_call_text(turn.tool, turn.arguments)}'
-            result = surrogate(turn.raw, intent) if intent and turn.raw is not None else turn.result
+            result = surrogate(turn.raw, intent) if intent else turn.result
             if result:
                 line += f" → {result}"
             lines.append(line)
