@@ -81,6 +81,19 @@ def scan_table(repeats: int) -> list[dict[str, Any]]:
     return rows
 
 
+def cpu_name() -> str:
+    """The CPU these figures belong to (they differ a lot between the machines this runs on)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
 def route_table(repeats: int) -> list[dict[str, Any]] | str:
     if not (SHARED / "registries" / "github-mcp.json").exists():
         return f"skipped: {SHARED} not found"
@@ -110,10 +123,13 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
         ):
             router = Router(embedder, docs, vectors[:n], calibration, cross)
             totals = []
+            stages: dict[str, list[float]] = {}
             for query in queries[: max(20, repeats // 20)]:
                 started = time.perf_counter()
-                router.route(query)
+                result = router.route(query)
                 totals.append((time.perf_counter() - started) * 1000)
+                for stage, ms in result.timings_ms.items():
+                    stages.setdefault(stage, []).append(ms)
             rows.append(
                 {
                     "n": n,
@@ -122,6 +138,7 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
                     "p95_ms": float(np.percentile(totals, 95)),
                     "p50_ci": bootstrap_median_ci(totals),
                     "queries": len(totals),
+                    "stage_p50_ms": {stage: float(np.median(ms)) for stage, ms in stages.items()},
                 }
             )
     return rows
@@ -147,7 +164,8 @@ def main() -> None:
         for r in routes:
             print(f"route N={r['n']:>5} {r['path']:>12}: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_bytes(orjson.dumps({"scan": scans, "route": routes}, option=orjson.OPT_INDENT_2))
+    document = {"cpu": cpu_name(), "scan": scans, "route": routes}
+    Path(args.json).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
     print(f"wrote {args.json}")
 
 

@@ -24,12 +24,13 @@ def test_native_extension_is_built() -> None:
         assert slb.backend() in ("vnni", "avx2", "neon", "serial")
 
 
-@pytest.mark.parametrize("rows", [1, 7, 250, 1317])
-def test_every_kernel_matches_numpy(rows: int) -> None:
+@pytest.mark.parametrize(("rows", "dim"), [(1, 384), (7, 384), (250, 384), (1317, 384), (9, 96), (9, 100)])
+def test_every_kernel_matches_numpy(rows: int, dim: int) -> None:
+    """Row counts around the kernels' blocks of four and 256; widths the blocked kernels decline."""
     from nexus_gateway import _slb as native  # type: ignore[attr-defined]  # the build must have produced it
 
-    codes, scales = quantize(random_unit(rows))
-    query = quantize(random_unit(1, seed=1))[0][0]
+    codes, scales = quantize(random_unit(rows, dim))
+    query = quantize(random_unit(1, dim, seed=1))[0][0]
     reference_scores = (codes.astype(np.int32) @ query.astype(np.int32)).astype(np.float32) * scales
     reference_rows, _ = scan_numpy(codes, scales, query, 10)
     original = native.kernel()
@@ -42,6 +43,21 @@ def test_every_kernel_matches_numpy(rows: int) -> None:
             assert np.array_equal(np.frombuffer(top_rows, dtype=np.int64), reference_rows), kernel
     finally:
         native.set_kernel(original)
+
+
+def test_concurrent_scans_agree_with_a_serial_one() -> None:
+    """A large scan runs without the GIL; four threads at once must neither crash nor mix results
+    (an earlier version built its result objects before taking the GIL back)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nexus_gateway import _slb as native  # type: ignore[attr-defined]
+
+    codes, scales = quantize(random_unit(4000))
+    queries = [quantize(random_unit(1, seed=seed))[0][0] for seed in range(8)]
+    serial = [native.topk(codes, scales, query, 10) for query in queries]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(50):
+            assert list(pool.map(lambda query: native.topk(codes, scales, query, 10), queries)) == serial
 
 
 def test_ties_go_to_the_lower_row_in_both_paths() -> None:
