@@ -5,6 +5,11 @@ served by a tool with a parameter to put it in. Retrieval by meaning alone misse
 Linear tool with a similar description wins over the GitHub tool whose ``owner``/``repo`` parameters
 the request fills exactly. The router adds ``w · (share of the request's slot kinds the tool can
 take)`` to the fused score; the weight is in the calibration (measured in ``docs/routing.md``).
+
+The other direction matters as much: a tool that *requires* an issue number cannot serve a request
+that gives none. "What's currently open in psf/requests' issue tracker?" is
+``list_issues``, not ``issue_read(issue_number)``; "open an issue titled …" is ``create_issue``, not
+``update_issue_title(issue_number, …)``. The router subtracts ``w_unfilled`` from such tools.
 """
 
 from __future__ import annotations
@@ -33,6 +38,41 @@ def query_slots(text: str) -> frozenset[str]:
     if _PATH.search(rest):
         found.add("path")
     return frozenset(found)
+
+
+def filled_slots(text: str) -> frozenset[str]:
+    """The slot kinds a request can fill: those it mentions, and a number inside a URL it gives
+    (``…/pull/318#discussion_r2`` carries the pull request's and the comment's numbers)."""
+    found = set(query_slots(text))
+    if any(re.search(r"\d", url) for url in URL_PATTERN.findall(text)):
+        found.add("number")
+    return frozenset(found)
+
+
+def argument_slots(arguments: dict[str, Any] | None) -> frozenset[str]:
+    """The slot kinds a host fills itself when it calls ``call(intent, arguments)``: "add two numbers"
+    with ``{"a": 19, "b": 23}`` gives the numbers that the words do not."""
+    values = list((arguments or {}).values())
+    numeric = any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    return frozenset({"number"}) if numeric else frozenset()
+
+
+def tool_requirements(schema: dict[str, Any] | None) -> frozenset[str]:
+    """The slot kinds a tool's schema *requires* that a request must state: a required integer (an
+    issue, pull request or alert number, an id). Requests say numbers as digits; a required path or URL
+    they name loosely ("the docs folder", "the python homepage"), and penalising those broke local
+    filesystem and git intents for a gain on one half of the GitHub set only (docs/routing.md).
+    Owner/repo is left out for the same reason ("my dotfiles repo")."""
+    properties = (schema or {}).get("properties") or {}
+    required = (schema or {}).get("required") or []
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return frozenset()
+    for name in required:
+        value = properties.get(name)
+        declared = value.get("type") if isinstance(value, dict) else None
+        if set(declared if isinstance(declared, list) else [declared]) & {"integer", "number"}:
+            return frozenset({"number"})
+    return frozenset()
 
 
 def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:

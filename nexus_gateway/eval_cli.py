@@ -74,6 +74,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--affordance-weight", type=float, default=None, help="override the slot-affordance weight")
     parser.add_argument("--mood-weight", type=float, default=None, help="override the read/write mismatch penalty")
     parser.add_argument("--name-weight", type=float, default=None, help="override the name-coverage weight")
+    parser.add_argument(
+        "--unfilled-weight", type=float, default=None, help="override the penalty for a required slot left empty"
+    )
     parser.add_argument("--rerank-weight", type=float, default=None, help="override the cross-encoder weight")
     parser.add_argument("--rerank-k", type=int, default=None, help="override how many candidates are re-ranked")
     parser.add_argument("--tau", type=float, default=None, help="override the gate's margin threshold")
@@ -114,6 +117,7 @@ def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str,
             "affordance_weight",
             "mood_weight",
             "name_weight",
+            "unfilled_weight",
             "rerank_weight",
             "rerank_k",
             "tau",

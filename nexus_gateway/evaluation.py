@@ -306,6 +306,7 @@ LEXICAL_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 AFFORDANCE_GRID = (0.0, 0.1, 0.2, 0.3)
 MOOD_GRID = (0.0, 0.1, 0.2, 0.3)
 NAME_GRID = (0.0, 0.1, 0.15, 0.2)
+UNFILLED_GRID = (0.0, 0.1, 0.2, 0.3)
 RERANK_GRID = (0.0, 0.02, 0.05, 0.1)
 
 
@@ -325,6 +326,8 @@ def calibrate(
        chose weights that scored 63.9% on the odd half at N = 250 where the reciprocal rank's choice
        scores 67.5% (docs/routing.md). Registries differ (BFCL's terse functions reward meaning, GitHub's
        entity-heavy requests reward words and slots), so they are calibrated per registry.
+       Then the penalty for a required slot the request leaves empty, over its own grid with those
+       weights fixed (a fifth axis in the same grid would quadruple the calibration's time).
     2. τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
        queries when none is labelled confusable), so about that share of decisions escalates.
     3. floor = the ``answerable_abstain`` quantile of the best fused score over answerable queries.
@@ -358,6 +361,8 @@ def calibrate(
         return c.lexical_weight + c.affordance_weight + c.mood_weight + c.name_weight
 
     _, _, tuned = max(((reciprocal_rank(c), -total_weight(c), c) for c in grid), key=lambda scored: scored[:2])
+    unfilled = [replace(tuned, unfilled_weight=weight) for weight in UNFILLED_GRID]
+    _, _, tuned = max(((reciprocal_rank(c), -c.unfilled_weight, c) for c in unfilled), key=lambda scored: scored[:2])
     margins, confusable_margins, best = [], [], []
     for query, vector, router in zip(queries, query_vectors, routers, strict=True):
         router.calibration = tuned

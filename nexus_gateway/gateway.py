@@ -19,6 +19,7 @@ import anyio
 import mcp_types as types
 from mcp import MCPDeprecationWarning
 
+from .affordance import SLOT_KINDS
 from .cache import RegistryCache
 from .config import GatewayConfig
 from .exceptions import NexusError, ToolNotFound, UpstreamError
@@ -96,7 +97,9 @@ class Gateway:
     async def search(self, query: str, limit: int | None = None) -> tuple[list[SearchHit], RouteResult | None]:
         """Routed ranking when the models are up; BM25 alone otherwise (and said so in the trace)."""
         limit = limit or self.settings.search_limit
-        result = await self.routing.route(query, limit=limit)
+        # A search describes a capability ("add two numbers together"), not a call: no slot it leaves
+        # out counts against a tool.
+        result = await self.routing.route(query, limit=limit, given=frozenset(SLOT_KINDS))
         if result is None:
             return self.registry.search(query, limit), None
         hits = []
@@ -107,8 +110,8 @@ class Gateway:
                 continue  # removed since the router was built
         return hits, result
 
-    async def route(self, intent: str, limit: int = 5) -> RouteResult | None:
-        return await self.routing.route(intent, limit=limit)
+    async def route(self, intent: str, limit: int = 5, given: frozenset[str] = frozenset()) -> RouteResult | None:
+        return await self.routing.route(intent, limit=limit, given=given)
 
     def describe(self, tool_id: str) -> ToolEntry:
         return self.registry.get(tool_id)

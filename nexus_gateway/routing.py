@@ -6,8 +6,9 @@ Pipeline (each stage timed in the trace):
 2. **Lexical signal**: BM25 over names, descriptions and parameter names (``lexical.py``), scaled to
    0..1 by the best lexical match and fused linearly: ``fused = cosine + w · bm25/max(bm25)``; plus the
    slot affordance (``affordance.py``) and, when the request and the tool both say whether they read or
-   write, a penalty for the other kind (``mood.py``); and the share of the tool's name words the request
-   says (``lexical.NameCoverage``).
+   write, a penalty for the other kind (``mood.py``); the share of the tool's name words the request
+   says (``lexical.NameCoverage``); and a penalty for a tool that requires a number the request does
+   not give (``affordance.tool_requirements``).
 3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
    candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
    with the fused score.
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .affordance import SLOT_KINDS, query_slots, tool_affordances
+from .affordance import SLOT_KINDS, filled_slots, query_slots, tool_affordances, tool_requirements
 from .embedder import CrossEncoder, Embedder
 from .lexical import BM25Index, NameCoverage, split_identifier
 from .mood import request_mood, tool_mood
@@ -38,6 +39,7 @@ DEFAULT_LEXICAL_WEIGHT = 0.3
 DEFAULT_AFFORDANCE_WEIGHT = 0.2
 DEFAULT_MOOD_WEIGHT = 0.2
 DEFAULT_NAME_WEIGHT = 0.15
+DEFAULT_UNFILLED_WEIGHT = 0.2
 DEFAULT_TAU = 0.05
 DEFAULT_FLOOR = 0.6  # uncalibrated: abstain only on clearly unrelated requests (calibrated: 0.61-0.89)
 DEFAULT_RERANK_K = 4
@@ -65,6 +67,7 @@ class Calibration:
     affordance_weight: float = DEFAULT_AFFORDANCE_WEIGHT
     mood_weight: float = DEFAULT_MOOD_WEIGHT
     name_weight: float = DEFAULT_NAME_WEIGHT
+    unfilled_weight: float = DEFAULT_UNFILLED_WEIGHT
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     rerank_k: int = DEFAULT_RERANK_K
 
@@ -126,6 +129,7 @@ class RouteDoc:
     tokens: Sequence[str]
     affordances: frozenset[str] = frozenset()
     mood: float | None = None  # mood.READ, mood.WRITE or unknown
+    requires: frozenset[str] = frozenset()  # slot kinds the schema requires (affordance.tool_requirements)
 
     @classmethod
     def of_tool(
@@ -139,7 +143,15 @@ class RouteDoc:
     ) -> RouteDoc:
         """A tool's routing view: the slot kinds its schema takes and whether it reads or writes come from
         the tool itself, the same way for the gateway, the eval and the benchmarks."""
-        return cls(tool_id, name, description, tokens, tool_affordances(schema), tool_mood(name, annotations))
+        return cls(
+            tool_id,
+            name,
+            description,
+            tokens,
+            tool_affordances(schema),
+            tool_mood(name, annotations),
+            tool_requirements(schema),
+        )
 
 
 class Router:
@@ -170,6 +182,7 @@ class Router:
         self.affords = {
             kind: np.array([kind in d.affordances for d in ordered], dtype=np.float32) for kind in SLOT_KINDS
         }
+        self.requires = {kind: np.array([kind in d.requires for d in ordered], dtype=bool) for kind in SLOT_KINDS}
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
 
     def apply(self, added: Sequence[RouteDoc], vectors: np.ndarray, removed: Sequence[str]) -> None:
@@ -186,14 +199,19 @@ class Router:
         """Docs in SLB row order (rows move on removal; the lexical index follows the SLB)."""
         return [self._row_doc[i] for i in self.slb.ids]
 
-    def route(self, intent: str, *, limit: int = 5, allow_rerank: bool = True) -> RouteResult:
+    def route(
+        self, intent: str, *, limit: int = 5, allow_rerank: bool = True, given: frozenset[str] = frozenset()
+    ) -> RouteResult:
+        """``given``: slot kinds the caller supplies besides the intent (``affordance.argument_slots``)."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
         query = self.embedder.embed_query(intent)
         timings["embed"] = (time.perf_counter() - started) * 1000
-        return self.route_vector(intent, query, limit=limit, allow_rerank=allow_rerank, timings=timings)
+        return self.route_vector(intent, query, limit=limit, allow_rerank=allow_rerank, timings=timings, given=given)
 
-    def fuse(self, intent: str, cosine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def fuse(
+        self, intent: str, cosine: np.ndarray, given: frozenset[str] = frozenset()
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Every row's lexical signal (0..1) and fused score for ``intent``, given its cosines."""
         calibration = self.calibration
         terms = self.bm25.query_terms(intent)
@@ -207,6 +225,12 @@ class Router:
         if slots and calibration.affordance_weight:
             share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
             fused = fused + np.float32(calibration.affordance_weight) * share
+        if calibration.unfilled_weight:
+            filled = filled_slots(intent) | given
+            missing = [self.requires[kind] for kind in SLOT_KINDS if kind not in filled]
+            if missing:
+                unfilled = np.logical_or.reduce(missing).astype(np.float32)
+                fused = fused - np.float32(calibration.unfilled_weight) * unfilled
         wanted = request_mood(intent) if calibration.mood_weight else None
         if wanted is not None:
             mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)
@@ -221,6 +245,7 @@ class Router:
         limit: int = 5,
         allow_rerank: bool = True,
         timings: dict[str, float] | None = None,
+        given: frozenset[str] = frozenset(),
     ) -> RouteResult:
         timings = timings if timings is not None else {}
         calibration = self.calibration
@@ -230,7 +255,7 @@ class Router:
         cosine = self.slb.scores(query)
         timings["scan"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        lexical, fused = self.fuse(intent, cosine)
+        lexical, fused = self.fuse(intent, cosine, given)
         k = min(max(RETRIEVE_K, limit), len(fused))
         top = np.argpartition(-fused, k - 1)[:k] if k < len(fused) else np.arange(len(fused))
         top = top[np.lexsort((top, -fused[top]))]

@@ -19,6 +19,7 @@ from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from .affordance import argument_slots
 from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
 from .gateway import Gateway
 from .upstream import ProgressCallback
@@ -248,7 +249,7 @@ class HostSurface:
         self, ctx: ServerRequestContext[Any], intent: str, arguments: dict[str, Any] | None
     ) -> types.CallToolResult | dict[str, Any]:
         """Route the intent; forward when arguments are given, else ask for them."""
-        result = await self.gateway.route(intent)
+        result = await self.gateway.route(intent, given=argument_slots(arguments))
         if result is None:
             hits, _ = await self.gateway.search(intent, 5)
             return json_result(

@@ -11,7 +11,7 @@ import pytest
 from conftest import TESTS, real_servers, result_json, result_text, run_cli, stdio_gateway, write_config
 from mcp import ClientSession
 
-from nexus_gateway.affordance import query_slots, tool_affordances
+from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, tool_affordances, tool_requirements
 from nexus_gateway.embedder import CrossEncoder, Embedder
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
@@ -181,6 +181,40 @@ def test_slot_affordances() -> None:
     assert tool_affordances(schema) == {"repo", "number"}
     assert tool_affordances({"type": "object"}) == frozenset()
     assert tool_affordances({"properties": {"n": {"type": ["integer", "null"]}, "x": True}}) == {"number"}
+    assert tool_requirements(schema) == frozenset()  # nothing required
+    assert tool_requirements(schema | {"required": ["owner", "repo", "pullNumber"]}) == {"number"}
+    assert tool_requirements({"properties": {"path": {"type": "string"}}, "required": ["path"]}) == frozenset()
+    assert tool_requirements({"properties": {"x": True}, "required": ["missing", "x"]}) == frozenset()
+    # a URL carries numbers the request does not spell out
+    assert filled_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url", "number"}
+    assert filled_slots("read https://example.com/docs") == {"url"}
+    assert argument_slots({"a": 19, "b": "x"}) == {"number"} and argument_slots({"flag": True}) == frozenset()
+
+
+def test_a_tool_that_requires_what_the_request_leaves_out_ranks_lower(embedder: Embedder) -> None:
+    vector = embedder.embed_document("issues: issues of a repository")
+    numbered = {"properties": {"issue_number": {"type": "integer"}}, "required": ["issue_number"]}
+    docs = [
+        RouteDoc.of_tool("gh__issue_read", "issue_read", "Issues of a repository.", ["issue"], numbered, None),
+        RouteDoc.of_tool("gh__list_issues", "list_issues", "Issues of a repository.", ["issue"], {}, None),
+    ]
+
+    def scores(request: str, weight: float, given: frozenset[str] = frozenset()) -> dict[str, float]:
+        calibration = Calibration(floor=0.0, unfilled_weight=weight, affordance_weight=0.0, name_weight=0.0)
+        router = Router(embedder, docs, np.stack([vector, vector]), calibration)
+        return {c.id: c.score for c in router.route(request, given=given).candidates}
+
+    browsing, one = (
+        "what is open in the issue tracker of psf/requests?",
+        "what labels does issue 42 of psf/requests have?",
+    )
+    assert scores(browsing, 0.0)["gh__issue_read"] == scores(browsing, 0.0)["gh__list_issues"]
+    penalised = scores(browsing, 0.2)
+    assert penalised["gh__list_issues"] - penalised["gh__issue_read"] == pytest.approx(0.2)
+    stated = scores(one, 0.2)  # the number is there: no penalty
+    assert stated["gh__issue_read"] == stated["gh__list_issues"]
+    supplied = scores(browsing, 0.2, argument_slots({"issue_number": 42}))  # or the host gave it
+    assert supplied["gh__issue_read"] == supplied["gh__list_issues"]
 
 
 def test_router_updates_incrementally(embedder: Embedder) -> None:

@@ -28,6 +28,10 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
   The base score is the shipped router's (function-word filter, mood penalty and name coverage included);
   moodrule and combo replace its mood penalty with theirs, namecov its name coverage;
 - namecov: the share of a tool's name words the request says, as a bonus;
+- required: a tool that requires a number the request does not give, penalised (shipped
+  since session 10 as ``unfilled_weight``; measured here against the router with it off);
+- scope: beside it, on the shipped router: owner/repo required but not named, identifier-like numbers
+  only in the affordance, no identifier slot for a stated number;
 - schemacov: the IDF-weighted share of the request's terms found anywhere in the tool's schema text
   (name, description, parameter names and descriptions, enum values), as a bonus; ``plain`` the same
   over name, description and parameter names only.
@@ -40,6 +44,7 @@ import importlib.metadata
 import itertools
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +64,13 @@ S = Path(__file__).resolve().parents[3] / "shared" / "data"
 READ_VERB = re.compile(r"^(get|list|search|read|fetch|find|query|show|describe|check|view|lookup|count|download)")
 
 
-def features(size: int) -> tuple[list[Any], list[dict[str, Any]], Embedder, Any]:
+def features(size: int, **overrides: float) -> tuple[list[Any], list[dict[str, Any]], Embedder, Any]:
     registries = [str(S / "registries/github-mcp.json"), str(S / "registries/mcp-pool.json")]
     tools = load_registries(registries)
     queries = load_queries(S / "queries/github-dev.jsonl")
     embedder, cache = Embedder(), RegistryCache()
     vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = load_calibration(cache, registries, embedder.model_tag)
+    calibration = replace(load_calibration(cache, registries, embedder.model_tag), **overrides)
     evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
     rows = []
     for query, vector in zip(queries, embed_queries(embedder, queries), strict=True):
@@ -559,14 +564,86 @@ def schemacov(tools: list[Any], rows: list[dict[str, Any]]) -> None:
             print(f"{label} coverage, weight {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
 
 
+def required(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    """A tool whose required number the request leaves out, penalised (``issue_read``
+    for "list the open issues"). Run on a router with the shipped penalty off (main() sees to it)."""
+    from nexus_gateway.affordance import filled_slots, tool_requirements
+
+    needs = [tool_requirements(t.schema) for t in tools]
+    for row in rows:
+        filled = filled_slots(row["q"]["query"])
+        row["unfilled"] = np.array([bool(needs[i] - filled) for i in row["ids"]], dtype=np.float32)
+    even, odd = rows[0::2], rows[1::2]
+    print(f"router without it: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for weight in (0.05, 0.1, 0.15, 0.2, 0.3):
+
+        def extra(row: dict[str, Any], w: float = weight) -> np.ndarray:
+            return -w * row["unfilled"]
+
+        print(f"required number left out, penalty {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+
+
+_IDENTIFIER = re.compile(r"(number|num|id|index)$|_id$|Id$|_ids?$", re.I)
+
+
+def scope(tools: list[Any], rows: list[dict[str, Any]], affordance_weight: float) -> None:
+    """Variants beside the shipped required-number penalty, on the shipped router: a tool requiring
+    ``owner`` and ``repo`` penalised when the request names no ``owner/repo``; the number affordance
+    counted only for identifier-like integers (required, or named ``…number``/``…id``); a tool without
+    such a slot penalised when the request states a number."""
+    from nexus_gateway.affordance import filled_slots
+
+    def identifier_number(schema: Any) -> bool:
+        properties, required = (schema or {}).get("properties") or {}, set((schema or {}).get("required") or [])
+        for name, prop in properties.items():
+            declared = prop.get("type") if isinstance(prop, dict) else None
+            kinds = set(declared) if isinstance(declared, list) else {declared}
+            if kinds & {"integer", "number"} and (name in required or _IDENTIFIER.search(str(name))):
+                return True
+        return False
+
+    needs_repo = np.array([{"owner", "repo"} <= set((t.schema or {}).get("required") or []) for t in tools])
+    any_number = np.array(["number" in tool_affordances(t.schema) for t in tools], dtype=np.float32)
+    id_number = np.array([identifier_number(t.schema) for t in tools], dtype=np.float32)
+    for row in rows:
+        text = row["q"]["query"]
+        asked = query_slots(text)
+        row["no_repo"] = (needs_repo[row["ids"]] & ("repo" not in filled_slots(text))).astype(np.float32)
+        row["id_aff"] = (
+            affordance_weight * (id_number[row["ids"]] - any_number[row["ids"]]) / len(asked)
+            if "number" in asked
+            else np.zeros(len(row["ids"]), dtype=np.float32)
+        )
+        row["no_slot"] = (1 - id_number[row["ids"]]) * float("number" in asked)
+    even, odd = rows[0::2], rows[1::2]
+    print(f"router: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for weight in (0.05, 0.1, 0.2):
+
+        def repo(row: dict[str, Any], w: float = weight) -> np.ndarray:
+            return -w * row["no_repo"]
+
+        def slot(row: dict[str, Any], w: float = weight) -> np.ndarray:
+            return -w * row["no_slot"]
+
+        print(f"owner/repo required, penalty {weight}: even {top1(even, repo):.3f} odd {top1(odd, repo):.3f}")
+        print(f"no identifier slot, penalty {weight}: even {top1(even, slot):.3f} odd {top1(odd, slot):.3f}")
+    print(
+        "identifier-like numbers only in the affordance: "
+        f"even {top1(even, lambda r: r['id_aff']):.3f} odd {top1(odd, lambda r: r['id_aff']):.3f}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=250)
     parser.add_argument("--only", default="mood,slots,memory,views,colbert,dehub,qualifier,qbank,spelling")
     parser.add_argument("--minilm", metavar="DIR", help="all-MiniLM-L6-v2 ONNX + tokenizer.json (for --only minilm)")
     args = parser.parse_args()
-    tools, rows, embedder, calibration = features(args.size)
     chosen = set(args.only.split(","))
+    # the required-slot penalty is measured against a router without it
+    tools, rows, embedder, calibration = features(
+        args.size, **({"unfilled_weight": 0.0} if "required" in chosen else {})
+    )
     print(f"N = {args.size}, n = {len(rows)}, router top-1 {top1(rows):.3f}")
     for name, run in (
         ("mood", lambda: mood(tools, rows)),
@@ -585,6 +662,8 @@ def main() -> int:
         ("combo", lambda: combo(tools, rows, calibration)),
         ("namecov", lambda: namecov(tools, rows)),
         ("schemacov", lambda: schemacov(tools, rows)),
+        ("required", lambda: required(tools, rows)),
+        ("scope", lambda: scope(tools, rows, calibration.affordance_weight)),
     ):
         if name in chosen:
             run()
