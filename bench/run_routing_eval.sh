@@ -5,7 +5,7 @@ set -euo pipefail
 S=${SHARED:-../shared/data}
 R=bench/results
 GH="--registry $S/registries/github-mcp.json --registry $S/registries/mcp-pool.json"
-nexus-gateway calibrate $GH --queries $S/queries/github-dev.jsonl --part even --size 250 > $R/calibration-github.json
+nexus-gateway calibrate $GH --queries $S/queries/github-dev.jsonl --part even --size 250,all > $R/calibration-github.json
 nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --part odd --sizes 10,50,100,250,all \
   --json $R/routing-github-odd.json --plot docs/img/routing-github.png
 nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --sizes 250,all --json $R/routing-github-all.json

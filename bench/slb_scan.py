@@ -113,13 +113,14 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
     for n in (250, len(tools)):
         docs = [
             RouteDoc.of_tool(str(t.uid), t.name, t.description,
-                             LexicalDocument(t.name, t.description, list(t.schema.get("properties") or {})).tokens(),
+                             LexicalDocument.of_tool(t.name, t.description, t.schema).tokens(),
                              t.schema, t.raw.get("annotations"))
             for t in tools[:n]
         ]  # fmt: skip
         for label, calibration in (
             ("no gate", Calibration(tau=-1.0, floor=0.0)),
-            ("gate always", Calibration(tau=9.0, floor=0.0)),
+            ("gate always, 2 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=2)),
+            ("gate always, 4 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=4)),
         ):
             router = Router(embedder, docs, vectors[:n], calibration, cross)
             totals = []

@@ -139,8 +139,7 @@ def build_router(args: argparse.Namespace) -> tuple[list[Any], Any]:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     evaluation, queries, query_vectors, cache = prepare(args)
-    size = parse_sizes(args.size)[0]
-    calibration = calibrate(evaluation, queries, query_vectors, size)
+    calibration = calibrate(evaluation, queries, query_vectors, parse_sizes(args.size))
     path = save_calibration(cache, args.registry, evaluation.embedder.model_tag, calibration)
     sys.stdout.write(orjson.dumps(calibration.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
     sys.stderr.write(f"calibration stored in {path}\n")
@@ -272,5 +271,9 @@ def register(commands: Any) -> None:
     arguments.set_defaults(offline=cmd_eval_args)
     calib = commands.add_parser("calibrate", help="Compute the gate's τ and the abstention floor; store them.")
     add_model_arguments(calib)
-    calib.add_argument("--size", default="all", help="registry size to calibrate at (default: all tools)")
+    calib.add_argument(
+        "--size",
+        default="all",
+        help="registry size(s) to calibrate at, e.g. 250,all (default: all tools; τ and the floor at the first)",
+    )
     calib.set_defaults(offline=cmd_calibrate)

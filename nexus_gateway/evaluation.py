@@ -180,7 +180,7 @@ class RoutingEvaluation:
                 str(t.uid),
                 t.name,
                 t.description,
-                LexicalDocument(t.name, t.description, list((t.schema or {}).get("properties") or {})).tokens(),
+                LexicalDocument.of_tool(t.name, t.description, t.schema).tokens(),
                 t.schema,
                 t.raw.get("annotations"),
             )
@@ -308,13 +308,14 @@ MOOD_GRID = (0.0, 0.1, 0.2, 0.3)
 NAME_GRID = (0.0, 0.1, 0.15, 0.2)
 UNFILLED_GRID = (0.0, 0.1, 0.2, 0.3)
 RERANK_GRID = (0.0, 0.02, 0.05, 0.1)
+RERANK_K_GRID = (2, 3, 4)
 
 
 def calibrate(
     evaluation: RoutingEvaluation,
     queries: list[dict[str, Any]],
     query_vectors: np.ndarray,
-    size: int | None,
+    sizes: Sequence[int | None],
     escalate_fraction: float = 0.2,
     answerable_abstain: float = 0.03,
 ) -> Calibration:
@@ -327,22 +328,29 @@ def calibrate(
        scores 67.5% (docs/routing.md). Registries differ (BFCL's terse functions reward meaning, GitHub's
        entity-heavy requests reward words and slots), so they are calibrated per registry.
        Then the penalty for a required slot the request leaves empty, over its own grid with those
-       weights fixed (a fifth axis in the same grid would quadruple the calibration's time).
+       weights fixed (a fifth axis in the same grid would quadruple the calibration's time). With
+       several registry sizes, the reciprocal rank is summed over them: weights chosen at N = 250 alone
+       can be worse at the full registry, which is what a gateway serves.
     2. τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
        queries when none is labelled confusable), so about that share of decisions escalates.
     3. floor = the ``answerable_abstain`` quantile of the best fused score over answerable queries.
-    4. With a cross-encoder, its weight in the gate, by the same reciprocal rank with the gate on; 0 (the
-       gate never escalates) when re-ranking does not help this registry. On GitHub it broke more
-       decisions than it fixed; on BFCL it fixes more (docs/routing.md).
+       τ and the floor are taken at the first size.
+    4. With a cross-encoder, its weight in the gate and how many candidates it re-ranks, by the same
+       reciprocal rank with the gate on; weight 0 (the gate never escalates) when re-ranking does not
+       help this registry, and the fewest candidates that do as well as more (each pair is ~12 ms of
+       the route's p95). On GitHub it broke more decisions than it fixed; on BFCL it fixes more
+       (docs/routing.md).
     """
     base = evaluation.calibration
-    registries = [evaluation.protocol.registry(q, size) for q in queries]
-    # Each query's router is built once for the whole grid (building one is most of a route's cost).
+    # one case per (size, query), size-major so that the full registry's one router is built once
+    cases = [(size, query, vector) for size in sizes for query, vector in zip(queries, query_vectors, strict=True)]
+    registries = [evaluation.protocol.registry(query, size) for size, query, _ in cases]
+    # Each case's router is built once for the whole grid (building one is most of a route's cost).
     routers = [evaluation.router(registry) for registry, _ in registries]
 
     def reciprocal_rank(calibration: Calibration, rerank: bool = False) -> float:
         right = 0.0
-        for query, vector, router, (_, accepted) in zip(queries, query_vectors, routers, registries, strict=True):
+        for (_, query, vector), router, (_, accepted) in zip(cases, routers, registries, strict=True):
             router.calibration = calibration
             result = router.route_vector(query["query"], vector, limit=10, allow_rerank=rerank)
             ranks = [k for k, c in enumerate(result.candidates) if int(c.id) in accepted]
@@ -364,7 +372,7 @@ def calibrate(
     unfilled = [replace(tuned, unfilled_weight=weight) for weight in UNFILLED_GRID]
     _, _, tuned = max(((reciprocal_rank(c), -c.unfilled_weight, c) for c in unfilled), key=lambda scored: scored[:2])
     margins, confusable_margins, best = [], [], []
-    for query, vector, router in zip(queries, query_vectors, routers, strict=True):
+    for query, vector, router in zip(queries, query_vectors, routers[: len(queries)], strict=True):
         router.calibration = tuned
         result = router.route_vector(query["query"], vector, allow_rerank=False)
         margins.append(result.margin)
@@ -378,13 +386,41 @@ def calibrate(
         floor=float(np.quantile(best, answerable_abstain)),
     )
     if evaluation.cross_encoder is not None:
-        gated = [replace(calibration, rerank_weight=weight, floor=-1e9) for weight in RERANK_GRID]
-        chosen = max(gated, key=lambda c: (reciprocal_rank(c, rerank=True), -c.rerank_weight))
-        calibration = replace(calibration, rerank_weight=chosen.rerank_weight)
+        memo = _MemoizedScores(evaluation.cross_encoder)  # each (request, tool) pair is scored once
+        for router in routers:
+            router.cross_encoder = memo  # type: ignore[assignment]  # the same score() interface
+        gated = [
+            replace(calibration, rerank_weight=weight, rerank_k=k, floor=-1e9)
+            for weight in RERANK_GRID
+            for k in RERANK_K_GRID
+        ]
+        # ties go to the smaller weight, then to fewer pairs (each costs ~12 ms on one core)
+        try:
+            chosen = max(gated, key=lambda c: (reciprocal_rank(c, rerank=True), -c.rerank_weight, -c.rerank_k))
+        finally:
+            for router in routers:
+                router.cross_encoder = evaluation.cross_encoder
+        calibration = replace(calibration, rerank_weight=chosen.rerank_weight, rerank_k=chosen.rerank_k)
     evaluation.calibration = calibration
     if evaluation._router_cache is not None:
         evaluation._router_cache[1].calibration = calibration
     return calibration
+
+
+class _MemoizedScores:
+    """A cross-encoder's scores remembered per (request, document): the calibration grid re-ranks
+    the same pairs for every weight and candidate count."""
+
+    def __init__(self, cross_encoder: CrossEncoder) -> None:
+        self.cross_encoder = cross_encoder
+        self.scores: dict[tuple[str, str], float] = {}
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        missing = [d for d in dict.fromkeys(documents) if (query, d) not in self.scores]
+        if missing:
+            for document, logit in zip(missing, self.cross_encoder.score(query, missing), strict=True):
+                self.scores[(query, document)] = float(logit)
+        return np.array([self.scores[(query, d)] for d in documents], dtype=np.float32)
 
 
 def embed_queries(embedder: Embedder, queries: list[dict[str, Any]]) -> np.ndarray:

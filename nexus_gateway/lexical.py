@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -88,15 +89,48 @@ def _deletions(word: str) -> set[str]:
 
 @dataclass(frozen=True)
 class LexicalDocument:
-    """The text fields of one tool, weighted: the name counts twice."""
+    """The text fields of one tool, weighted: the name counts twice.
+
+    Enum values are part of a tool's vocabulary: "heart" is an option of
+    ``add_issue_comment_reaction``'s ``content``, "squash" of ``merge_pull_request``'s ``merge_method``,
+    and requests say them (measured in docs/routing.md)."""
 
     name: str
     description: str
     parameters: Sequence[str]
+    enum_values: Sequence[str] = ()
+
+    @classmethod
+    def of_tool(cls, name: str, description: str, schema: Any) -> LexicalDocument:
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        parameters = list(properties) if isinstance(properties, dict) else []
+        return cls(name, description, parameters, schema_enum_values(schema))
 
     def tokens(self) -> list[str]:
         name = tokenize(self.name)
-        return name + name + tokenize(self.description) + tokenize(" ".join(self.parameters))
+        return (
+            name
+            + name
+            + tokenize(self.description)
+            + tokenize(" ".join(self.parameters))
+            + tokenize(" ".join(self.enum_values))
+        )
+
+
+def schema_enum_values(schema: Any, depth: int = 0) -> list[str]:
+    """The string enum values of a schema's properties, nested objects and array items included."""
+    if not isinstance(schema, dict) or depth > 3:
+        return []
+    properties = schema.get("properties")
+    values: list[str] = []
+    for prop in properties.values() if isinstance(properties, dict) else []:
+        if not isinstance(prop, dict):
+            continue
+        enum = prop.get("enum")
+        if isinstance(enum, list):
+            values += [v for v in enum if isinstance(v, str)]
+        values += schema_enum_values(prop, depth + 1) + schema_enum_values(prop.get("items"), depth + 1)
+    return values
 
 
 class BM25Index:
@@ -113,7 +147,6 @@ class BM25Index:
                 docs, weights = postings.setdefault(token, ([], []))
                 docs.append(column)
                 weights.append(count * (k1 + 1) / (count + norm))
-        self._neighbours: dict[str, set[str]] | None = None
         self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for token, (docs, weights) in postings.items():
             frequency = len(docs)
@@ -122,6 +155,13 @@ class BM25Index:
                 np.asarray(docs, dtype=np.int32),
                 np.asarray(weights, dtype=np.float32) * np.float32(idf),
             )
+        # Built with the index, not on the first typed request: that request would pay for it (tens of
+        # ms at 250 tools), and the index is built off the request path (router_service's worker).
+        self._neighbours: dict[str, set[str]] = {}
+        for term in self.postings:
+            if len(term) >= 3:
+                for key in _deletions(term) | {term}:
+                    self._neighbours.setdefault(key, set()).add(term)
 
     def correct(self, token: str) -> str | None:
         """The indexed term one edit away (insert, delete, substitute, swap) from an unknown token.
@@ -132,13 +172,6 @@ class BM25Index:
         """
         if len(token) < 4 or not token.isalpha():
             return None
-        if self._neighbours is None:
-            neighbours: dict[str, set[str]] = {}
-            for term in self.postings:
-                if len(term) >= 3:
-                    for key in _deletions(term) | {term}:
-                        neighbours.setdefault(key, set()).add(term)
-            self._neighbours = neighbours
         candidates: set[str] = set()
         for key in _deletions(token) | {token}:
             candidates |= self._neighbours.get(key, set())

@@ -50,14 +50,19 @@ class SearchHit:
     score: float
 
 
+# What an ingested entry holds; bump it when that changes, and cached entries are recomputed (cheap: the
+# embeddings live apart, under the schema key). 2: enum values in the lexical tokens.
+INGEST_FORMAT = 2
+
+
 def _ingest(server: str, tool: dict[str, Any], key: str) -> dict[str, Any]:
     """The cacheable, id-independent part of a tool's entry."""
     schema = tool.get("inputSchema") or {"type": "object"}
     description = tool.get("description") or tool.get("title") or ""
-    params = list((schema.get("properties") or {}).keys()) if isinstance(schema, dict) else []
-    document = LexicalDocument(name=tool["name"], description=description, parameters=params)
+    document = LexicalDocument.of_tool(tool["name"], description, schema)
     return {
         "key": key,
+        "format": INGEST_FORMAT,
         "tool": tool,
         "signature": signature(tool["name"], schema, description),
         "summary": first_sentence(description),
@@ -86,7 +91,7 @@ class Registry:
         for tool in tools:
             key = schema_key(tool)
             cached = self.cache.load_tool(key) if self.cache else None
-            if cached is None or cached.get("key") != key:
+            if cached is None or cached.get("key") != key or cached.get("format") != INGEST_FORMAT:
                 cached = _ingest(server, tool, key)
                 computed += 1
                 if self.cache:
@@ -106,7 +111,7 @@ class Registry:
         if keys is None:
             return False
         ingested = [self.cache.load_tool(k) for k in keys]
-        if any(i is None for i in ingested):
+        if any(i is None or i.get("format") != INGEST_FORMAT for i in ingested):
             return False
         self._ingested[server] = [i for i in ingested if i is not None]
         self._changed()

@@ -9,7 +9,7 @@ import pytest
 
 from nexus_gateway.cache import RegistryCache, schema_key
 from nexus_gateway.exceptions import ArgumentError, ToolNotFound
-from nexus_gateway.lexical import BM25Index, NameCoverage, split_identifier, tokenize
+from nexus_gateway.lexical import BM25Index, LexicalDocument, NameCoverage, split_identifier, tokenize
 from nexus_gateway.registry import Registry
 from nexus_gateway.signature import first_sentence, signature
 from nexus_gateway.toolids import VALID_ID, assign_ids
@@ -110,6 +110,31 @@ def test_registry_caches_by_schema_key_and_rebuilds_corrupt_files(tmp_path: Path
     assert warm.search("convert a time")[0].entry.id == "time__convert_time"
     with pytest.raises(ToolNotFound, match="time__convert_time"):
         warm.get("time__convert_tim")
+
+
+def test_an_entry_cached_by_older_code_is_recomputed(tmp_path: Path) -> None:
+    """Cached entries carry their format; one written before enum values joined the lexical tokens
+    must not keep routing on the old tokens."""
+    cache = RegistryCache(tmp_path)
+    Registry(cache).set_server_tools("time", tools())
+    key = schema_key(tools()[0])
+    old = cache.load_tool(key)
+    assert old is not None
+    cache.store_tool(key, {k: v for k, v in old.items() if k != "format"})
+    assert not Registry(cache).load_cached_server("time"), "a warm start served an outdated entry"
+    assert Registry(cache).set_server_tools("time", tools()) == 1
+
+
+def test_enum_values_are_part_of_a_tools_lexical_document() -> None:
+    schema = {
+        "properties": {
+            "content": {"type": "string", "enum": ["+1", "heart", "rocket"]},
+            "options": {"type": "array", "items": {"type": "object", "properties": {"mode": {"enum": ["squash", 3]}}}},
+        }
+    }
+    tokens = LexicalDocument.of_tool("add_reaction", "Add a reaction.", schema).tokens()
+    assert {"heart", "rocket", "squash", "content", "option"} <= set(tokens)
+    assert LexicalDocument.of_tool("ping", "", None).tokens() == ["ping", "ping"]
 
 
 def test_lexical_expands_abbreviations_and_corrects_typos() -> None:

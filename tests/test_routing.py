@@ -64,7 +64,7 @@ def local_router(embedder: Embedder, calibration: Calibration | None = None) -> 
             f"{t['server']}__{t['name']}",
             t["name"],
             t["description"],
-            LexicalDocument(t["name"], t["description"], list(t["inputSchema"].get("properties", {}))).tokens(),
+            LexicalDocument.of_tool(t["name"], t["description"], t["inputSchema"]).tokens(),
             t["inputSchema"],
             t.get("annotations"),
         )
@@ -108,6 +108,7 @@ def test_calibration_is_reproducible_and_eval_writes_the_documented_shape(tmp_pa
     second = run_cli("calibrate", *common, cache=tmp_path)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout) == json.loads(second.stdout)
+    assert json.loads(first.stdout)["rerank_k"] in (2, 3, 4)
     out = tmp_path / "eval.json"
     plot = tmp_path / "eval.png"
     done = run_cli(
@@ -126,6 +127,26 @@ def test_calibration_is_reproducible_and_eval_writes_the_documented_shape(tmp_pa
         assert isinstance(document["concat_tokens"][label], int)
     assert document["sizes"]["all"]["top1"] >= 0.6
     assert plot.stat().st_size > 10_000
+
+
+def test_calibration_scores_each_cross_encoder_pair_once() -> None:
+    """The calibration grid re-ranks the same pairs for every weight and candidate count; the memo
+    must give the cross-encoder's own scores and ask it once per pair."""
+    from nexus_gateway.evaluation import _MemoizedScores
+
+    cross, asked = CrossEncoder(), []
+
+    class Counting:
+        def score(self, query: str, documents: list[str]) -> np.ndarray:
+            asked.extend(documents)
+            return cross.score(query, documents)
+
+    memo = _MemoizedScores(Counting())  # type: ignore[arg-type]
+    request, documents = "convert 9:30 to Berlin time", ["convert time: between zones", "git log: commits"]
+    first = memo.score(request, documents)
+    again = memo.score(request, [*reversed(documents), "read graph: the memory"])
+    assert asked == [*documents, "read graph: the memory"]
+    assert np.array_equal(first, cross.score(request, documents)) and np.array_equal(again[:2], first[::-1])
 
 
 def test_eval_rejects_bad_input_with_one_line(tmp_path: Path) -> None:
