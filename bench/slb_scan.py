@@ -114,7 +114,7 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
         docs = [
             RouteDoc.of_tool(str(t.uid), t.name, t.description,
                              LexicalDocument.of_tool(t.name, t.description, t.schema).tokens(),
-                             t.schema, t.raw.get("annotations"))
+                             t.schema, t.raw.get("annotations"), t.server)
             for t in tools[:n]
         ]  # fmt: skip
         for label, calibration in (

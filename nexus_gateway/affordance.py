@@ -6,8 +6,8 @@ Linear tool with a similar description wins over the GitHub tool whose ``owner``
 the request fills exactly. The router adds ``w · (share of the request's slot kinds the tool can
 take)`` to the fused score; the weight is in the calibration (measured in ``docs/routing.md``).
 
-The other direction matters as much: a tool that *requires* an issue number cannot serve a request
-that gives none. "What's currently open in psf/requests' issue tracker?" is
+The other direction matters as much: a tool that *requires* an issue number (or a path, a URL) cannot
+serve a request that gives none. "What's currently open in psf/requests' issue tracker?" is
 ``list_issues``, not ``issue_read(issue_number)``; "open an issue titled …" is ``create_issue``, not
 ``update_issue_title(issue_number, …)``. The router subtracts ``w_unfilled`` from such tools.
 """
@@ -58,21 +58,28 @@ def argument_slots(arguments: dict[str, Any] | None) -> frozenset[str]:
 
 
 def tool_requirements(schema: dict[str, Any] | None) -> frozenset[str]:
-    """The slot kinds a tool's schema *requires* that a request must state: a required integer (an
-    issue, pull request or alert number, an id). Requests say numbers as digits; a required path or URL
-    they name loosely ("the docs folder", "the python homepage"), and penalising those broke local
-    filesystem and git intents for a gain on one half of the GitHub set only (docs/routing.md).
-    Owner/repo is left out for the same reason ("my dotfiles repo")."""
+    """The slot kinds a tool's schema requires: a required integer (an issue, pull request or alert
+    number, an id), a required path or file, a required URL. The router counts a kind only where it sets
+    a tool apart from most of its own server (``Router``): every ``mcp-server-git`` tool requires
+    ``repo_path`` and most filesystem tools a ``path``, which requests name loosely or not at all ("the
+    docs folder"), while GitHub's ``get_file_blame(path)`` is one of few (docs/routing.md). Owner/repo is
+    left out: requests name their repository loosely ("my dotfiles repo")."""
     properties = (schema or {}).get("properties") or {}
     required = (schema or {}).get("required") or []
     if not isinstance(properties, dict) or not isinstance(required, list):
         return frozenset()
+    found = set()
     for name in required:
         value = properties.get(name)
         declared = value.get("type") if isinstance(value, dict) else None
+        lowered = str(name).lower()
         if set(declared if isinstance(declared, list) else [declared]) & {"integer", "number"}:
-            return frozenset({"number"})
-    return frozenset()
+            found.add("number")
+        if "path" in lowered or "file" in lowered:
+            found.add("path")
+        if "url" in lowered or "uri" in lowered or "link" in lowered:
+            found.add("url")
+    return frozenset(found)
 
 
 def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:

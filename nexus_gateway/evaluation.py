@@ -183,6 +183,7 @@ class RoutingEvaluation:
                 LexicalDocument.of_tool(t.name, t.description, t.schema).tokens(),
                 t.schema,
                 t.raw.get("annotations"),
+                t.server,
             )
             for t in tools
         ]

@@ -111,7 +111,7 @@ class RouterService:
         keys = [e.key for e in entries]
         label = "embedding new tools"
         docs = [
-            RouteDoc.of_tool(e.id, e.name, e.description, e.tokens, e.input_schema, e.raw.get("annotations"))
+            RouteDoc.of_tool(e.id, e.name, e.description, e.tokens, e.input_schema, e.raw.get("annotations"), e.server)
             for e in entries
         ]
         current = self.router

@@ -7,8 +7,8 @@ Pipeline (each stage timed in the trace):
    0..1 by the best lexical match and fused linearly: ``fused = cosine + w · bm25/max(bm25)``; plus the
    slot affordance (``affordance.py``) and, when the request and the tool both say whether they read or
    write, a penalty for the other kind (``mood.py``); the share of the tool's name words the request
-   says (``lexical.NameCoverage``); and a penalty for a tool that requires a number the request does
-   not give (``affordance.tool_requirements``).
+   says (``lexical.NameCoverage``); and a penalty for a tool that requires a number, path or URL the
+   request does not give, where few tools of its server require it (``distinguishing_requirements``).
 3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
    candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
    with the fused score.
@@ -130,6 +130,7 @@ class RouteDoc:
     affordances: frozenset[str] = frozenset()
     mood: float | None = None  # mood.READ, mood.WRITE or unknown
     requires: frozenset[str] = frozenset()  # slot kinds the schema requires (affordance.tool_requirements)
+    server: str = ""
 
     @classmethod
     def of_tool(
@@ -140,6 +141,7 @@ class RouteDoc:
         tokens: Sequence[str],
         schema: dict[str, Any] | None,
         annotations: dict[str, Any] | None,
+        server: str = "",
     ) -> RouteDoc:
         """A tool's routing view: the slot kinds its schema takes and whether it reads or writes come from
         the tool itself, the same way for the gateway, the eval and the benchmarks."""
@@ -151,7 +153,27 @@ class RouteDoc:
             tool_affordances(schema),
             tool_mood(name, annotations),
             tool_requirements(schema),
+            server,
         )
+
+
+def distinguishing_requirements(docs: Sequence[RouteDoc]) -> dict[str, np.ndarray]:
+    """Per slot kind, which tools require it *and* share that with at most half of their server's
+    tools. A requirement nearly every tool of a server has (git's ``repo_path``) is the server's
+    configuration, not what tells its tools apart; penalising it would only push the whole server
+    down for requests that never say it."""
+    sizes: dict[str, int] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for doc in docs:
+        sizes[doc.server] = sizes.get(doc.server, 0) + 1
+        for kind in doc.requires:
+            counts[(doc.server, kind)] = counts.get((doc.server, kind), 0) + 1
+    return {
+        kind: np.array(
+            [kind in d.requires and counts[(d.server, kind)] <= sizes[d.server] / 2 for d in docs], dtype=bool
+        )
+        for kind in SLOT_KINDS
+    }
 
 
 class Router:
@@ -182,7 +204,7 @@ class Router:
         self.affords = {
             kind: np.array([kind in d.affordances for d in ordered], dtype=np.float32) for kind in SLOT_KINDS
         }
-        self.requires = {kind: np.array([kind in d.requires for d in ordered], dtype=bool) for kind in SLOT_KINDS}
+        self.requires = distinguishing_requirements(ordered)
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
 
     def apply(self, added: Sequence[RouteDoc], vectors: np.ndarray, removed: Sequence[str]) -> None:

@@ -15,7 +15,7 @@ from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, 
 from nexus_gateway.embedder import CrossEncoder, Embedder
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
-from nexus_gateway.routing import Calibration, RouteDoc, Router, tool_document
+from nexus_gateway.routing import Calibration, RouteDoc, Router, distinguishing_requirements, tool_document
 
 FIXTURES = TESTS / "fixtures"
 REGISTRY = FIXTURES / "local_registry.json"
@@ -67,6 +67,7 @@ def local_router(embedder: Embedder, calibration: Calibration | None = None) -> 
             LexicalDocument.of_tool(t["name"], t["description"], t["inputSchema"]).tokens(),
             t["inputSchema"],
             t.get("annotations"),
+            t["server"],
         )
         for t in tools
     ]
@@ -204,12 +205,24 @@ def test_slot_affordances() -> None:
     assert tool_affordances({"properties": {"n": {"type": ["integer", "null"]}, "x": True}}) == {"number"}
     assert tool_requirements(schema) == frozenset()  # nothing required
     assert tool_requirements(schema | {"required": ["owner", "repo", "pullNumber"]}) == {"number"}
-    assert tool_requirements({"properties": {"path": {"type": "string"}}, "required": ["path"]}) == frozenset()
+    assert tool_requirements({"properties": {"path": {"type": "string"}}, "required": ["path"]}) == {"path"}
     assert tool_requirements({"properties": {"x": True}, "required": ["missing", "x"]}) == frozenset()
     # a URL carries numbers the request does not spell out
     assert filled_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url", "number"}
     assert filled_slots("read https://example.com/docs") == {"url"}
     assert argument_slots({"a": 19, "b": "x"}) == {"number"} and argument_slots({"flag": True}) == frozenset()
+
+
+def test_a_requirement_most_of_a_server_shares_does_not_count() -> None:
+    """git's tools all require repo_path; GitHub's get_file_blame is one of few to require a path."""
+
+    def doc(server: str, name: str, required: list[str]) -> RouteDoc:
+        schema = {"properties": {key: {"type": "string"} for key in required}, "required": required}
+        return RouteDoc.of_tool(f"{server}__{name}", name, "", [], schema, None, server)
+
+    docs = [doc("git", "git_status", ["repo_path"]), doc("git", "git_log", ["repo_path"])]
+    docs += [doc("github", "get_file_blame", ["path"]), doc("github", "list_issues", []), doc("github", "get_me", [])]
+    assert distinguishing_requirements(docs)["path"].tolist() == [False, False, True, False, False]
 
 
 def test_a_tool_that_requires_what_the_request_leaves_out_ranks_lower(embedder: Embedder) -> None:
