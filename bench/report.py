@@ -178,6 +178,12 @@ def scan() -> str:
     p95_2, p95_4 = (row["p95_ms"] if row else float("nan") for row in (gate_2, gate_4))
     github_250 = ((load("routing-github-odd.json") or {}).get("sizes") or {}).get("250") or {}
     gh_p95, gh_escalated = github_250.get("p95_ms", float("nan")), 100 * (github_250.get("escalated") or 0)
+    gh_text = (
+        f"GitHub with the pool: its calibration leaves the gate off (p95 {gh_p95:.1f} ms at N = 250)."
+        if gh_escalated == 0
+        else f"GitHub with the pool: {gh_p95:.1f} ms at N = 250 with its gate ({gh_escalated:.0f}% escalated)."
+    )
+    p95_met = bfcl_p95 <= 60 and (gh_escalated == 0 or gh_p95 <= 60)
 
     def stage(row: dict[str, Any] | None, name: str) -> str:
         value = (row or {}).get("stage_p50_ms", {}).get(name)
@@ -213,11 +219,11 @@ Against the targets:
   reached 1.3 ms but lost recall, see `docs/routing.md`);
 - route p50 ≤ 15 ms at N = 250: {verdict(bool(no_gate) and no_gate["p50_ms"] <= 15)} in this run (the query
   embedding alone: {stage(no_gate, "embed")} ms median);
-- p95 ≤ 60 ms with the cross-encoder: {verdict(bfcl_p95 <= 60 and gh_p95 <= 60)} where the calibrated gate is on
+- p95 ≤ 60 ms with the cross-encoder: {verdict(p95_met)} where the calibrated gate is on
   (BFCL above: {bfcl_p95:.1f} ms over 2,555 functions, {bfcl_escalated:.0f}% of decisions escalated, {bfcl_k} candidates
   re-ranked as `calibrate` chose); when every decision escalates, {p95_2:.1f} ms with 2 candidates and
   {p95_4:.1f} ms with 4 (re-ranking alone {stage(gate_2, "rerank")} and {stage(gate_4, "rerank")} ms median).
-  GitHub with the pool: {gh_p95:.1f} ms at N = 250 with its gate ({gh_escalated:.0f}% escalated).
+  {gh_text}
 
 The C kernel and numpy give identical rankings at every size.
 
