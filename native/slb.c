@@ -25,7 +25,6 @@
 #define NEXUS_NEON 1
 #endif
 
-typedef int32_t (*dot_fn)(const int8_t *a, const int8_t *b, Py_ssize_t n);
 /* Score `rows` consecutive rows (row r at matrix + r * width) into out[r] = dot * scales[r]. */
 typedef void (*scan_fn)(const int8_t *matrix, Py_ssize_t width, Py_ssize_t rows, const int8_t *query,
                         const float *scales, float *out);

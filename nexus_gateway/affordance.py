@@ -40,10 +40,11 @@ def query_slots(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def filled_slots(text: str) -> frozenset[str]:
-    """The slot kinds a request can fill: those it mentions, and a number inside a URL it gives
-    (``…/pull/318#discussion_r2`` carries the pull request's and the comment's numbers)."""
-    found = set(query_slots(text))
+def filled_slots(text: str, mentioned: frozenset[str] | None = None) -> frozenset[str]:
+    """The slot kinds a request can fill: those it mentions (``mentioned``, when the caller already has
+    ``query_slots(text)``), and a number inside a URL it gives (``…/pull/318#discussion_r2`` carries the
+    pull request's and the comment's numbers)."""
+    found = set(query_slots(text) if mentioned is None else mentioned)
     if any(re.search(r"\d", url) for url in URL_PATTERN.findall(text)):
         found.add("number")
     return frozenset(found)
@@ -68,18 +69,7 @@ def tool_requirements(schema: dict[str, Any] | None) -> frozenset[str]:
     required = (schema or {}).get("required") or []
     if not isinstance(properties, dict) or not isinstance(required, list):
         return frozenset()
-    found = set()
-    for name in required:
-        value = properties.get(name)
-        declared = value.get("type") if isinstance(value, dict) else None
-        lowered = str(name).lower()
-        if set(declared if isinstance(declared, list) else [declared]) & {"integer", "number"}:
-            found.add("number")
-        if "path" in lowered or "file" in lowered:
-            found.add("path")
-        if "url" in lowered or "uri" in lowered or "link" in lowered:
-            found.add("url")
-    return frozenset(found)
+    return frozenset(kind for name in required for kind in _parameter_kinds(name, properties.get(name)))
 
 
 def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:
@@ -88,17 +78,22 @@ def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:
     if not isinstance(properties, dict):
         return frozenset()
     names = {str(name).lower() for name in properties}
-    kinds: set[str] = set()
-    for value in properties.values():
-        declared = value.get("type") if isinstance(value, dict) else None
-        kinds.update(declared if isinstance(declared, list) else [declared] if isinstance(declared, str) else [])
-    found = set()
+    found = {kind for name, value in properties.items() for kind in _parameter_kinds(name, value)}
     if "owner" in names and "repo" in names:
         found.add("repo")
-    if kinds & {"integer", "number"}:
-        found.add("number")
-    if any("url" in n or "uri" in n or "link" in n for n in names):
-        found.add("url")
-    if any("path" in n or "file" in n for n in names):
-        found.add("path")
     return frozenset(found)
+
+
+def _parameter_kinds(name: object, schema: object) -> set[str]:
+    """The slot kinds one parameter can hold: a number by its type, a URL or a path by its name."""
+    declared = schema.get("type") if isinstance(schema, dict) else None
+    types = {t for t in (declared if isinstance(declared, list) else [declared]) if isinstance(t, str)}
+    lowered = str(name).lower()
+    kinds = set()
+    if types & {"integer", "number"}:
+        kinds.add("number")
+    if "url" in lowered or "uri" in lowered or "link" in lowered:
+        kinds.add("url")
+    if "path" in lowered or "file" in lowered:
+        kinds.add("path")
+    return kinds

@@ -248,7 +248,7 @@ class Router:
             share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
             fused = fused + np.float32(calibration.affordance_weight) * share
         if calibration.unfilled_weight:
-            filled = filled_slots(intent) | given
+            filled = filled_slots(intent, slots) | given
             missing = [self.requires[kind] for kind in SLOT_KINDS if kind not in filled]
             if missing:
                 unfilled = np.logical_or.reduce(missing).astype(np.float32)
