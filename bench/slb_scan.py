@@ -99,9 +99,8 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
         return f"skipped: {SHARED} not found"
     from nexus_gateway.cache import RegistryCache
     from nexus_gateway.embedder import CrossEncoder, Embedder
-    from nexus_gateway.evaluation import embed_tools, load_queries, load_registries
-    from nexus_gateway.lexical import LexicalDocument
-    from nexus_gateway.routing import Calibration, RouteDoc, Router
+    from nexus_gateway.evaluation import RoutingEvaluation, embed_tools, load_queries, load_registries
+    from nexus_gateway.routing import Calibration, Router
     from nexus_gateway.vectors import VectorStore
 
     tools = load_registries([SHARED / "registries" / "github-mcp.json", SHARED / "registries" / "mcp-pool.json"])
@@ -109,14 +108,11 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
     embedder = Embedder()
     cross = CrossEncoder()
     vectors = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag))
+    # the routing views exactly as the eval builds them
+    all_docs = RoutingEvaluation(tools, embedder, vectors, Calibration(), cross).docs
     rows = []
     for n in (250, len(tools)):
-        docs = [
-            RouteDoc.of_tool(str(t.uid), t.name, t.description,
-                             LexicalDocument.of_tool(t.name, t.description, t.schema).tokens(),
-                             t.schema, t.raw.get("annotations"), t.server)
-            for t in tools[:n]
-        ]  # fmt: skip
+        docs = all_docs[:n]
         for label, calibration in (
             ("no gate", Calibration(tau=-1.0, floor=0.0)),
             ("gate always, 2 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=2)),
