@@ -28,8 +28,9 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
   The base score is the shipped router's (function-word filter, mood penalty and name coverage included);
   moodrule and combo replace its mood penalty with theirs, namecov its name coverage;
 - namecov: the share of a tool's name words the request says, as a bonus;
-- required: a tool that requires a number the request does not give, penalised (shipped
-  since session 10 as ``unfilled_weight``; measured here against the router with it off);
+- required: a tool that requires a number (path, URL) the request does not give, penalised: numbers
+  only, every kind, and the shipped rule (kinds most of the tool's server shares left out); shipped
+  since session 10 as ``unfilled_weight``, measured here against the router with it off;
 - scope: beside it, on the shipped router: owner/repo required but not named, identifier-like numbers
   only in the affordance, no identifier slot for a stated number;
 - schemacov: the IDF-weighted share of the request's terms found anywhere in the tool's schema text
@@ -565,22 +566,29 @@ def schemacov(tools: list[Any], rows: list[dict[str, Any]]) -> None:
 
 
 def required(tools: list[Any], rows: list[dict[str, Any]]) -> None:
-    """A tool whose required number the request leaves out, penalised (``issue_read``
-    for "list the open issues"). Run on a router with the shipped penalty off (main() sees to it)."""
-    from nexus_gateway.affordance import filled_slots, tool_requirements
+    """A tool whose required number, path or URL the request leaves out, penalised (``issue_read`` for
+    "list the open issues"), in three variants: numbers only; every kind; every kind but those most of
+    the tool's server requires (the shipped rule, ``routing.distinguishing_requirements``). Run on a
+    router with the shipped penalty off (main() sees to it)."""
+    from nexus_gateway.affordance import SLOT_KINDS, filled_slots, tool_requirements
 
     needs = [tool_requirements(t.schema) for t in tools]
     for row in rows:
         filled = filled_slots(row["q"]["query"])
-        row["unfilled"] = np.array([bool(needs[i] - filled) for i in row["ids"]], dtype=np.float32)
+        row["unfilled", "numbers"] = np.array([bool(needs[i] & {"number"} - filled) for i in row["ids"]])
+        row["unfilled", "every kind"] = np.array([bool(needs[i] - filled) for i in row["ids"]])
+        shipped = [row["router"].requires[kind] for kind in SLOT_KINDS if kind not in filled]
+        row["unfilled", "shipped"] = np.logical_or.reduce(shipped) if shipped else np.zeros(len(row["ids"]), bool)
     even, odd = rows[0::2], rows[1::2]
     print(f"router without it: even {top1(even):.3f} odd {top1(odd):.3f}")
-    for weight in (0.05, 0.1, 0.15, 0.2, 0.3):
+    for variant in ("numbers", "every kind", "shipped"):
+        for weight in (0.05, 0.1, 0.15, 0.2, 0.3):
 
-        def extra(row: dict[str, Any], w: float = weight) -> np.ndarray:
-            return -w * row["unfilled"]
+            def extra(row: dict[str, Any], w: float = weight, v: str = variant) -> np.ndarray:
+                return -w * row["unfilled", v].astype(np.float32)
 
-        print(f"required number left out, penalty {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+            figures = f"even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}"
+            print(f"required {variant} left out, penalty {weight}: {figures}")
 
 
 _IDENTIFIER = re.compile(r"(number|num|id|index)$|_id$|Id$|_ids?$", re.I)
