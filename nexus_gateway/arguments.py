@@ -26,7 +26,7 @@ from .decoding import SchemaDecoder, Vocabulary
 from .engine import GenerationBackend
 from .ir import compressed_ir
 from .lexical import STOPWORDS, split_identifier, stem
-from .mentions import FREE_TEXT, free_text_keys, named_keys, named_values, quoted_spans
+from .mentions import FREE_TEXT, free_text_keys, named_keys, named_values, quoted_spans, stated_entities
 from .signature import _resolve
 from .window import SessionWindow, refers_back
 
@@ -241,6 +241,7 @@ class ArgumentGenerator:
                 quoted=quoted_spans(intent),
                 text_keys=free_text_keys(schema),
                 named_values=named_values(schema, intent),
+                entities=stated_entities(intent),
             )
             decoder.stats.started = started
             timings["prefill"] = (time.perf_counter() - started) * 1000

@@ -149,6 +149,7 @@ class SchemaDecoder:
         quoted: Collection[str] = (),
         text_keys: Collection[str] = (),
         named_values: Mapping[str, list[Any]] | None = None,
+        entities: Collection[tuple[str, str]] = (),
     ) -> None:
         self.engine = engine
         self.vocab = vocabulary
@@ -159,6 +160,9 @@ class SchemaDecoder:
         self.text_keys = frozenset(text_keys)
         # Top-level enum keys some of whose values the request says in words: the choice is among those.
         self.named_values = dict(named_values or {})
+        # Numbers and file paths the request states (``mentions.stated_entities``): while one is in no
+        # value and a key that could hold it is left, the object stays open, once per entity.
+        self.entities = list(entities)
         self.stats = DecodeStats()
         self.pending = b""
         self.carry = b""
@@ -376,6 +380,8 @@ class SchemaDecoder:
             remaining = [(name, prop) for name, prop in entries if name not in out and name in must]
             if not remaining and depth == 0 and self._unplaced_quote(out):
                 remaining = [(name, prop) for name, prop in entries if name not in out and name in self.text_keys]
+            if not remaining and depth == 0 and self.entities:
+                remaining = self._homes_of_unplaced_entity(out, [(n, p) for n, p in entries if n not in out])
             closable = not remaining
             if not remaining:
                 remaining = [(name, prop) for name, prop in entries if name not in out]
@@ -394,6 +400,23 @@ class SchemaDecoder:
         self.force("}")
         return out
 
+    def _homes_of_unplaced_entity(
+        self, out: dict[str, Any], left: list[tuple[str, dict[str, Any]]]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """The keys left that could hold the first stated entity no value holds yet. Each entity gets
+        one forced key: if the model writes something else there, the entity is let go."""
+        written = _strings(out)
+        numbers = {str(v) for v in _numbers(out)} | {w for s in written for w in re.findall(r"\d+", s)}
+        text = " ".join(written).lower()
+        while self.entities:
+            kind, entity = self.entities.pop(0)
+            if (kind == "number" and entity in numbers) or (kind == "path" and entity.lower() in text):
+                continue
+            homes = [(n, p) for n, p in left if _could_hold(kind, n, p)]
+            if homes:
+                return homes
+        return []
+
     def _unplaced_quote(self, out: dict[str, Any]) -> bool:
         """Is a quoted span of the request in no string written so far?"""
         if not self.quoted:
@@ -401,6 +424,29 @@ class SchemaDecoder:
         written = " ".join(_strings(out)).lower()
         written = " ".join(written.split())
         return any(q not in written for q in self.quoted)
+
+
+_ID_KEY = re.compile(r"id$|_id|Id|number|num$", re.IGNORECASE)
+
+
+def _could_hold(kind: str, name: str, prop: dict[str, Any]) -> bool:
+    """A number goes to a numeric key or a string id (``resource_id``); a path to a path or file key."""
+    shape = _type_of(prop)
+    if kind == "number":
+        return shape in ("integer", "number") or (shape == "string" and bool(_ID_KEY.search(name)))
+    return shape == "string" and ("path" in name.lower() or "file" in name.lower())
+
+
+def _numbers(value: Any) -> list[int | float]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [value]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    return []
 
 
 def _strings(value: Any) -> list[str]:

@@ -146,3 +146,33 @@ def free_text_keys(schema: dict[str, Any]) -> set[str]:
         for key, raw in optional_properties(schema)
         if raw.get("type") == "string" and "enum" not in raw and FREE_TEXT.search(key.lower())
     }
+
+
+# A number that stands as a value ("issue 45", "#88", "top 5", "run 11223344556"), not one inside a date,
+# a version ("4.x", "v11.0.x", "3.12"), a URL, an identifier or quoted text.
+_STATED_NUMBER = re.compile(r"(?<![\w.#/:-])#?(\d+)(?![\w/:-]|\.\w)")
+_URL = re.compile(r"https?://\S+")
+# A file path: a name with an extension ("pyproject.toml") or a path of three or more parts
+# ("src/auth/session.go"); two parts ("fix/tooltip", "octo-org/app") are as often a branch or a repository.
+_STATED_PATH = re.compile(
+    r"(?<![\w/.:-])(?:[\w.-]+/)*[\w-]*[A-Za-z][\w-]*\.[A-Za-z][A-Za-z0-9]{0,4}(?![\w/])"
+    r"|(?<![\w/.:-])[\w.-]+(?:/[\w.-]+){2,}"
+)
+
+
+def stated_entities(intent: str) -> list[tuple[str, str]]:
+    """The numbers and file paths a request states as values, as ``("number", "45")`` and ``("path",
+    "src/auth/session.go")``. The 0.5B model often closes the arguments object before writing them
+    ("commits touching src/auth/session.go" without ``path``; "items in project #3" without
+    ``project_number``); the decoder keeps the object open while one of them is in no value and a key
+    that could hold it is left (``SchemaDecoder``, measured in ``docs/arguments.md``)."""
+    text = _URL.sub(" ", intent)
+    for span in quoted_spans(intent):
+        text = text.replace(span, " ")
+    found: list[tuple[str, str]] = []
+    for match in _STATED_PATH.finditer(text):
+        if not re.fullmatch(r"[A-Za-z]\.[A-Za-z]", match.group(0)):  # "e.g", "i.e"
+            found.append(("path", match.group(0)))
+    for match in _STATED_NUMBER.finditer(_STATED_PATH.sub(" ", text)):
+        found.append(("number", match.group(1)))
+    return list(dict.fromkeys(found))

@@ -29,7 +29,7 @@ from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.ir import compressed_ir
-from nexus_gateway.mentions import free_text_keys, named_keys, named_values, quoted_spans
+from nexus_gateway.mentions import free_text_keys, named_keys, named_values, quoted_spans, stated_entities
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.window import SessionWindow, referent, surrogate
 
@@ -325,6 +325,57 @@ def test_quoted_text_and_the_keys_that_can_hold_it() -> None:
     assert quoted_spans(said) == ["Thanks for the report! Tracking this for 2.5."]  # "don't" opens no quote
     assert quoted_spans('set the title to "fix: can\'t log in" (urgent)') == ["fix: can't log in"]
     assert free_text_keys(COMMENT) == {"body"}  # an enum is no prose, a required key is written anyway
+
+
+def test_stated_numbers_and_paths_are_values_not_versions_dates_or_links() -> None:
+    assert stated_entities("commits touching src/auth/session.go in cobalt-systems/auth-gateway") == [
+        ("path", "src/auth/session.go")  # a two-part owner/repo is not a path
+    ]
+    assert stated_entities("Show me the items in project #3 for octo-org, issue 45.") == [
+        ("number", "3"),
+        ("number", "45"),
+    ]
+    assert stated_entities("opn the README.md in my dotfiles repo, e.g. the setup steps") == [("path", "README.md")]
+    # versions, dates, URLs and quoted text state no value of their own
+    assert stated_entities("git blame lib/response.js on the 4.x branch, Python 3.12") == [("path", "lib/response.js")]
+    assert stated_entities("target date 2025-10-15 for v11.0.x") == []
+    assert stated_entities("react to https://github.com/o/r/pull/318#discussion_r1650022311") == []
+    assert stated_entities("a gist with 'meeting notes 12/3: ship v2 friday'") == []
+
+
+COMMITS = {
+    "type": "object",
+    "properties": {
+        "owner": {"type": "string"},
+        "repo": {"type": "string"},
+        "sha": {"type": "string"},
+        "author": {"type": "string"},
+        "path": {"type": "string", "description": "Only commits containing this file path"},
+        "page": {"type": "integer"},
+        "perPage": {"type": "integer"},
+    },
+    "required": ["owner", "repo"],
+}
+PROJECT = {
+    "type": "object",
+    "properties": {
+        "method": {"type": "string", "enum": ["get_project", "get_project_field", "get_project_item"]},
+        "owner": {"type": "string"},
+        "project_number": {"type": "number"},
+        "field_id": {"type": "number"},
+        "item_id": {"type": "number"},
+    },
+    "required": ["method"],
+}
+
+
+def test_a_stated_path_or_number_is_not_left_out(generator: ArgumentGenerator) -> None:
+    """The 0.5B model closes the object before these (``docs/arguments.md``, stated entities)."""
+    said = "commits touching src/auth/session.go in cobalt-systems/auth-gateway"
+    done = generator.generate("list_commits", COMMITS, "List commits of a branch", said)
+    assert done.arguments == {"owner": "cobalt-systems", "repo": "auth-gateway", "path": "src/auth/session.go"}
+    done = generator.generate("projects_get", PROJECT, "Get a project, field or item", "Get details of project 3")
+    assert done.arguments.get("project_number") == 3
 
 
 def test_quoted_text_lands_in_a_free_text_argument(generator: ArgumentGenerator) -> None:

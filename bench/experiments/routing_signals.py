@@ -33,6 +33,9 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
   since session 10 as ``unfilled_weight``, measured here against the router with it off;
 - scope: beside it, on the shipped router: owner/repo required but not named, identifier-like numbers
   only in the affordance, no identifier slot for a stated number;
+- namevariants: the shipped name coverage replaced by an IDF-weighted share (a tool whose unsaid name
+  word is rare, ``copilot``, loses more than one whose unsaid word is ``update``) and/or with prefix
+  matching of 4+ or 5+ letters ("assign" names ``assignees``);
 - schemacov: the IDF-weighted share of the request's terms found anywhere in the tool's schema text
   (name, description, parameter names and descriptions, enum values), as a bonus; ``plain`` the same
   over name, description and parameter names only.
@@ -509,6 +512,49 @@ def namecov(tools: list[Any], rows: list[dict[str, Any]]) -> None:
         print(f"name coverage, weight {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
 
 
+def namevariants(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    """Name coverage weighted by each name word's IDF over the registry's names, and with prefix matches."""
+    import math
+
+    from nexus_gateway.lexical import tokenize
+
+    names = [set(tokenize(t.name)) for t in tools]
+
+    def said(word: str, terms: set[str], prefix: int) -> bool:
+        if word in terms:
+            return True
+        return prefix > 0 and any(
+            min(len(word), len(t)) >= prefix and (word.startswith(t) or t.startswith(word)) for t in terms
+        )
+
+    for row in rows:
+        terms = set(row["router"].bm25.query_terms(row["q"]["query"]))
+        counts: dict[str, int] = {}
+        for i in row["ids"]:
+            for word in names[i]:
+                counts[word] = counts.get(word, 0) + 1
+        idf = {word: math.log(1 + len(row["ids"]) / c) for word, c in counts.items()}
+        for prefix in (0, 4, 5):
+            plain, weighted = np.zeros(len(row["ids"])), np.zeros(len(row["ids"]))
+            for k, i in enumerate(row["ids"]):
+                hits = [w for w in names[i] if said(w, terms, prefix)]
+                if names[i]:
+                    plain[k] = len(hits) / len(names[i])
+                    weighted[k] = sum(idf[w] for w in hits) / sum(idf[w] for w in names[i])
+            row["names", "plain", prefix], row["names", "idf", prefix] = plain, weighted
+    even, odd = rows[0::2], rows[1::2]
+    print(f"router: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for kind in ("plain", "idf"):
+        for prefix in (0, 4, 5):
+            for weight in (0.1, 0.15, 0.2, 0.3):
+
+                def extra(row: dict[str, Any], w: float = weight, k: str = kind, p: int = prefix) -> np.ndarray:
+                    return w * row["names", k, p] - row["named"]
+
+                figures = f"even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}"
+                print(f"name coverage {kind}, prefix {prefix}, weight {weight}: {figures}")
+
+
 def _schema_words(schema: Any, out: list[str], depth: int = 0) -> None:
     if not isinstance(schema, dict) or depth > 4:
         return
@@ -670,6 +716,7 @@ def main() -> int:
         ("combo", lambda: combo(tools, rows, calibration)),
         ("namecov", lambda: namecov(tools, rows)),
         ("schemacov", lambda: schemacov(tools, rows)),
+        ("namevariants", lambda: namevariants(tools, rows)),
         ("required", lambda: required(tools, rows)),
         ("scope", lambda: scope(tools, rows, calibration.affordance_weight)),
     ):
