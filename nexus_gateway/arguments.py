@@ -256,6 +256,7 @@ class ArgumentGenerator:
         arguments, dropped = ground(raw, schema, sources)
         arguments = split_owner_repo(arguments, schema)
         arguments = own_repository_elsewhere(anchor_repository(arguments, schema, intent))
+        arguments = my_repository(arguments, schema, intent, earlier.sources() if earlier else "")
         arguments = whole_path(arguments, intent)
         arguments = number_not_id(arguments, earlier.numbers_by_id() if earlier else {})
         required = [k for k in schema.get("required") or [] if k not in arguments]
@@ -502,6 +503,27 @@ def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent:
         return arguments
     owner, repo = pairs[0]
     return {**arguments, "owner": owner, "repo": repo}
+
+
+_MY_REPOSITORY = re.compile(r"\bmy ([\w.-]+) (?:repo|repository)\b", re.IGNORECASE)
+_LOGIN = re.compile(r"\blogin=([\w.-]+)")
+
+
+def my_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str, earlier: str) -> dict[str, Any]:
+    """ "my dotfiles repo" names the repository and says the owner is the user: the 0.5B model writes
+    ``owner: "dotfiles"`` (or ``"develop"``, a branch from the same request) and ``repo: "repo"``. The
+    repository is the named word; the owner is the user's login when an earlier result in the session
+    says it (``get_me`` → ``login=dana-k``), else it is left out and asked for. A request that names an
+    ``owner/repo`` pair is left to :func:`anchor_repository`."""
+    props = schema.get("properties") or {}
+    match = _MY_REPOSITORY.search(intent)
+    if "owner" not in props or "repo" not in props or match is None or repositories(intent):
+        return arguments
+    fixed = {key: value for key, value in arguments.items() if key != "owner"}
+    fixed["repo"] = match.group(1)
+    if login := _LOGIN.findall(earlier):
+        fixed["owner"] = login[-1]
+    return fixed
 
 
 def whole_path(arguments: dict[str, Any], intent: str) -> dict[str, Any]:

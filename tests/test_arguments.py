@@ -18,6 +18,7 @@ from mcp.types import CallToolResult
 from nexus_gateway.arguments import (
     ArgumentGenerator,
     anchor_repository,
+    my_repository,
     ground,
     number_not_id,
     own_repository_elsewhere,
@@ -199,6 +200,20 @@ def test_entities_the_request_names_win_over_the_models_guesses() -> None:
     numbers = {"properties": {"after_id": {"type": "integer"}, "before_id": {"type": "integer"}}}
     kept, dropped = ground({"after_id": 2718, "before_id": 2718}, numbers, "move it after 2718")
     assert kept == {"after_id": 2718} and dropped == ["before_id"]
+
+
+def test_my_repo_names_the_repository_and_the_owner_is_the_user() -> None:
+    said = "make a new branch 'docs-refresh' on my blog repo from develop"
+    guessed = {"owner": "develop", "repo": "blog", "branch": "docs-refresh"}
+    assert my_repository(guessed, ISSUE, said, "") == {"repo": "blog", "branch": "docs-refresh"}  # asked for
+    earlier = 'who am I? {} name="Dana Kowalski" login=dana-k'
+    guessed = {"owner": "dotfiles", "repo": "repo"}
+    assert my_repository(guessed, ISSUE, "list the branches in my dotfiles repo", earlier) == {
+        "owner": "dana-k",
+        "repo": "dotfiles",
+    }
+    named = {"owner": "octo", "repo": "site"}
+    assert my_repository(named, ISSUE, "my site repo, octo/site", "") == named  # a named pair wins
 
 
 def test_surrogate_keeps_identifiers_and_stays_short() -> None:
