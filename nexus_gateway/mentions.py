@@ -104,7 +104,11 @@ def sayer(intent: str) -> Callable[[str], bool]:
         root = stem(word)
         if root in stems or (len(root) >= 4 and any(w.startswith(root) for w in words)):
             return True
-        return len(root) >= 5 and root.endswith("ed") and (root[:-1] in words or root[:-2] in words)
+        # a silent e drops before -ing: "including" says ``include``, "updating" ``update``
+        if len(root) >= 6 and root.endswith("e") and any(w.startswith(root[:-1] + "ing") for w in words):
+            return True
+        past = len(root) >= 5 and root.endswith("ed")  # "failing jobs" says ``failed``
+        return past and bool({root[:-1], root[:-2]} & (words | stems))
 
     return said
 

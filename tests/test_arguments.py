@@ -322,6 +322,10 @@ def test_keys_the_request_names_are_found_by_their_words() -> None:
     assert named_keys(LABELS, "comment on lines 40-41") == {"line"}
     assert named_keys(LABELS, "is issue 7 of acme/web closed?") == {"state"}  # by an enum value
     assert named_keys(LABELS, "what's issue 412 in octo-org/app about?") == set()  # required keys are not listed
+    replies = {"properties": {"discussionNumber": {"type": "number"}, "includeReplies": {"type": "boolean"}}}
+    assert named_keys(replies, "all the comments on discussion 7, including replies") == {"includeReplies"}
+    failed = {"properties": {"failed_only": {"type": "boolean"}, "run_id": {"type": "number"}}}
+    assert named_keys(failed, "the failing jobs, and only those") == {"failed_only"}  # "failing" says failed
 
 
 COMMENT = {
