@@ -18,8 +18,8 @@ from mcp.types import CallToolResult
 from nexus_gateway.arguments import (
     ArgumentGenerator,
     anchor_repository,
-    my_repository,
     ground,
+    my_repository,
     number_not_id,
     own_repository_elsewhere,
     split_owner_repo,

@@ -36,6 +36,8 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
 - namevariants: the shipped name coverage replaced by an IDF-weighted share (a tool whose unsaid name
   word is rare, ``copilot``, loses more than one whose unsaid word is ``update``) and/or with prefix
   matching of 4+ or 5+ letters ("assign" names ``assignees``);
+- expand: the words of the entity kinds a request states added to its BM25 query (a path → "file", a
+  URL → "url", "link", an ``owner/repo`` → "repository"), for requests that name a file but not the word;
 - schemacov: the IDF-weighted share of the request's terms found anywhere in the tool's schema text
   (name, description, parameter names and descriptions, enum values), as a bonus; ``plain`` the same
   over name, description and parameter names only.
@@ -555,6 +557,34 @@ def namevariants(tools: list[Any], rows: list[dict[str, Any]]) -> None:
                 print(f"name coverage {kind}, prefix {prefix}, weight {weight}: {figures}")
 
 
+def expand(rows: list[dict[str, Any]], lexical_weight: float) -> None:
+    """BM25 query terms expanded by the kinds of entity the request states."""
+    words = {"path": ["file"], "url": ["url", "link"], "repo": ["repository"]}
+    variants = {"path": ["path"], "path+url": ["path", "url"], "all": ["path", "url", "repo"]}
+    for row in rows:
+        router, text = row["router"], row["q"]["query"]
+        terms = router.bm25.query_terms(text)
+
+        def lexical(ts: list[str], r: Any = router) -> np.ndarray:
+            scores = r.bm25.term_scores(ts)
+            peak = float(scores.max())
+            return scores / peak if peak > 0 else scores
+
+        before, slots = lexical(terms), query_slots(text)
+        for variant, kinds in variants.items():
+            extra = [w for k in kinds if k in slots for w in words[k] if w not in terms]
+            gain = lexical(terms + extra) - before if extra else np.zeros(len(before))
+            row["expand", variant] = lexical_weight * gain
+    even, odd = rows[0::2], rows[1::2]
+    print(f"router: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for variant in variants:
+
+        def extra(row: dict[str, Any], v: str = variant) -> np.ndarray:
+            return np.asarray(row["expand", v])
+
+        print(f"expanded by {variant}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+
+
 def _schema_words(schema: Any, out: list[str], depth: int = 0) -> None:
     if not isinstance(schema, dict) or depth > 4:
         return
@@ -717,6 +747,7 @@ def main() -> int:
         ("namecov", lambda: namecov(tools, rows)),
         ("schemacov", lambda: schemacov(tools, rows)),
         ("namevariants", lambda: namevariants(tools, rows)),
+        ("expand", lambda: expand(rows, calibration.lexical_weight)),
         ("required", lambda: required(tools, rows)),
         ("scope", lambda: scope(tools, rows, calibration.affordance_weight)),
     ):
