@@ -270,17 +270,16 @@ ARGS_RUNS = (
 
 
 # Which code each row of the table comes from: the rows are re-run one by one, as the rules change.
-ARGS_PROVENANCE = """The routed GitHub 0.5B row is from session 10's code: the router's required-slot penalty and
-enum words (docs/routing.md) route 74.7% of the odd half right among the 117 GitHub tools, against 66.3%
-in sessions 8 and 9 (arguments on routed-right 79.8% → 81.4%, end to end 53.3% → 64.2%, coreference 8 →
-10 of 18; generation itself did not change, and the coreference count moves by a turn between runs of
-the same code, docs/arguments.md). The speed figures come from a faster machine than session 9's. The
-labelled-tool 0.5B row is from session 9's code (routing plays no part in it).
+ARGS_PROVENANCE = """Every row is from session 11's code, whose
+decoder keeps the object open for a number or file path the request states, reads "my dotfiles repo" as
+the user's repository, and hears key words in -ing form (docs/arguments.md). On the odd half that moved
+arguments on routed-right requests from 81.4% to 83.1% (end to end 64.2% → 65.5%, coreference 10 → 11 of
+18) and the labelled-tool row from 82.0% to 84.1%; BFCL 76.2% → 78.2% since session 7's run. The 1.5B
+rows had last run on session 6's code or older: GitHub 82.2% → 87.1% (coreference 11 → 12 of 18), BFCL
+78.8% → 82.0%. Routing did not change since session 10 (74.7% of the odd half among the 117 GitHub
+tools).
 `nexus.schema: ir-focused` (a shorter IR written for each request) is measured in `docs/arguments.md`
 and is not the default: 1.4 points fewer arguments right over both halves.
-BFCL's 0.5B row is from session 7's code (74.0% / 76.2% / 54.2%, leaks 2).
-The 1.5B GitHub row is from session 6's code (which moved it from 79.2% to 82.2%); the 1.5B BFCL row
-is three sessions older. Neither was re-run.
 """
 
 # The IR run the full-schema run was paired with (same session, same code); the IR rows above have moved
@@ -306,7 +305,7 @@ def arguments() -> str:
         f, t = main_run["first_arg_ms"], main_run["prompt_tokens"]
         speed = f"""First argument token (median, bootstrap 95% CI, same model, same decoder, system prefix warm
 for both): compressed IR {_ms(f["ir"], f["ir_ci"])}, full JSON schema {_ms(f["full_schema"], f["full_schema_ci"])}:
-**{f["ratio"]:.2f}×** sooner (3.48× in session 9's run, 3.85× in session 8's, 3.41× in session 7's: the
+**{f["ratio"]:.2f}×** sooner (3.40× in session 10's run, 3.48× in session 9's, 3.85× in session 8's: the
 full-schema side moves with the machine's load).
 Tokens each turn puts in the model's context beyond the shared prefix (median):
 IR {t["ir"]:.0f}, full schema {t["full_schema"]:.0f}: **{100 * t["saving"]:.0f}% fewer**.
