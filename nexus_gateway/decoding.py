@@ -406,7 +406,8 @@ class SchemaDecoder:
         """The keys left that could hold the first stated entity no value holds yet. Each entity gets
         one forced key: if the model writes something else there, the entity is let go."""
         written = _strings(out)
-        numbers = {str(v) for v in _numbers(out)} | {w for s in written for w in re.findall(r"\d+", s)}
+        numbers = {str(v) for v in _leaves(out) if isinstance(v, int | float) and not isinstance(v, bool)}
+        numbers |= {digits for s in written for digits in re.findall(r"\d+", s)}
         text = " ".join(written).lower()
         while self.entities:
             kind, entity = self.entities.pop(0)
@@ -437,26 +438,17 @@ def _could_hold(kind: str, name: str, prop: dict[str, Any]) -> bool:
     return shape == "string" and ("path" in name.lower() or "file" in name.lower())
 
 
-def _numbers(value: Any) -> list[int | float]:
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, int | float):
-        return [value]
+def _leaves(value: Any) -> list[Any]:
+    """The scalar values of a generated object, however deep."""
     if isinstance(value, dict):
-        return [n for v in value.values() for n in _numbers(v)]
+        return [leaf for v in value.values() for leaf in _leaves(v)]
     if isinstance(value, list):
-        return [n for v in value for n in _numbers(v)]
-    return []
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
 
 
 def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
+    return [leaf for leaf in _leaves(value) if isinstance(leaf, str)]
 
 
 # --- GBNF ---------------------------------------------------------------------------------------------------
