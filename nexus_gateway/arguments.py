@@ -258,6 +258,7 @@ class ArgumentGenerator:
         arguments = own_repository_elsewhere(anchor_repository(arguments, schema, intent))
         arguments = my_repository(arguments, schema, intent, earlier.sources() if earlier else "")
         arguments = whole_path(arguments, intent)
+        arguments = scope_qualifiers(arguments, schema, intent)
         arguments = number_not_id(arguments, earlier.numbers_by_id() if earlier else {})
         required = [k for k in schema.get("required") or [] if k not in arguments]
         return Generation(
@@ -524,6 +525,40 @@ def my_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str
     if login := _LOGIN.findall(earlier):
         fixed["owner"] = login[-1]
     return fixed
+
+
+_ORG = re.compile(r"\b([\w][\w.-]*) (?:org|organization)\b|\b(?:org|organization) ([\w][\w.-]*)", re.IGNORECASE)
+_NOT_A_NAME = frozenset(["the", "an", "a", "my", "our", "your", "their", "this", "that", "whole", "entire", "same"])
+
+
+def scope_qualifiers(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A search whose query parameter documents the ``repo:owner/repo`` or ``org:`` qualifier (GitHub's
+    code and commit search do) and whose schema has no ``owner``/``repo`` of its own gets the scope the
+    request names added to the query: "find usages of useSyncExternalStore in facebook/react" otherwise
+    searches all of GitHub. The 0.5B model writes the search words and leaves the scope out."""
+    props = schema.get("properties") or {}
+    query = arguments.get("query")
+    documented = str((props.get("query") or {}).get("description", "")) if isinstance(props.get("query"), dict) else ""
+    if not isinstance(query, str) or "owner" in props or "repo" in props:
+        return arguments
+    scopes: list[str] = []
+    if "repo:" in documented:
+        scopes += [f"repo:{owner}/{repo}" for owner, repo in repositories(intent)]
+    if "org:" in documented and not scopes:
+        for match in _ORG.finditer(URL_PATTERN.sub(" ", intent)):
+            name = match.group(1) or match.group(2)
+            if name.lower() not in _NOT_A_NAME:
+                scopes.append(f"org:{name}")
+                break
+    for scope in scopes:
+        if scope.lower() in query.lower():
+            continue
+        bare = scope.partition(":")[2]
+        if re.search(rf"(?<![\w:/-]){re.escape(bare)}(?![\w/-])", query):  # named, but not as a qualifier
+            query = re.sub(rf"(?<![\w:/-]){re.escape(bare)}(?![\w/-])", scope, query, count=1)
+        else:
+            query = f"{query} {scope}"
+    return {**arguments, "query": query}
 
 
 def whole_path(arguments: dict[str, Any], intent: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from nexus_gateway.arguments import (
     my_repository,
     number_not_id,
     own_repository_elsewhere,
+    scope_qualifiers,
     split_owner_repo,
     whole_path,
 )
@@ -214,6 +215,31 @@ def test_my_repo_names_the_repository_and_the_owner_is_the_user() -> None:
     }
     named = {"owner": "octo", "repo": "site"}
     assert my_repository(named, ISSUE, "my site repo, octo/site", "") == named  # a named pair wins
+
+
+CODE_SEARCH = {
+    "properties": {
+        "query": {"type": "string", "description": "Search query. Qualifiers: `repo:owner/repo`, `org:`, `user:`"},
+        "page": {"type": "integer"},
+    },
+    "required": ["query"],
+}
+
+
+def test_a_search_gets_the_scope_its_query_documents() -> None:
+    said = "find usages of useSyncExternalStore in facebook/react"
+    assert scope_qualifiers({"query": "useSyncExternalStore"}, CODE_SEARCH, said) == {
+        "query": "useSyncExternalStore repo:facebook/react"
+    }
+    named = {"query": "useSyncExternalStore facebook/react"}  # named, but not as a qualifier
+    assert scope_qualifiers(named, CODE_SEARCH, said) == {"query": "useSyncExternalStore repo:facebook/react"}
+    said = "look through code in the quartz-ai org for strings starting with AKIA"
+    assert scope_qualifiers({"query": "AKIA"}, CODE_SEARCH, said) == {"query": "AKIA org:quartz-ai"}
+    # a search with owner/repo parameters of its own, or one that documents no qualifier, is left alone
+    own = {"properties": {**CODE_SEARCH["properties"], "owner": {}, "repo": {}}}
+    assert scope_qualifiers({"query": "leak"}, own, "leaks in facebook/react") == {"query": "leak"}
+    plain = {"properties": {"query": {"type": "string"}}}
+    assert scope_qualifiers({"query": "leak"}, plain, "leaks in facebook/react") == {"query": "leak"}
 
 
 def test_surrogate_keeps_identifiers_and_stays_short() -> None:
