@@ -353,6 +353,8 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
     if isinstance(value, str):
         if not value.strip() or _PLACEHOLDER.match(value.strip()) or value.strip().lower() in PRONOUNS:
             return False
+        if not isinstance(prop.get("enum"), list) and _word_list(value) and set(_word_list(value)) <= _words(name):
+            return False  # the key's own name echoed as its value: ``labels: ["label"]`` from "bug-labelled"
         if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
             return required or bool((_words(value) - STOPWORDS) & sources.words)
         if _normal(value) in sources.text:

@@ -124,6 +124,9 @@ def test_grounding_drops_what_the_request_does_not_say() -> None:
     assert kept == {"owner": "octo-org", "issue_number": 412}
     assert set(dropped) == {"repo", "page", "state"}
     assert split_owner_repo({"owner": "octo-org/app", "repo": "x"}, ISSUE) == {"owner": "octo-org", "repo": "app"}
+    labels = {"properties": {"labels": {"type": "array", "items": {"type": "string"}}}}
+    kept, _ = ground({"labels": ["bug", "label"]}, labels, "show me the bug-labelled issues")
+    assert kept == {"labels": ["bug"]}  # the key's own name is no value of it
 
 
 def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
