@@ -94,6 +94,12 @@ def _parameter_kinds(name: object, schema: object) -> set[str]:
         kinds.add("number")
     if "url" in lowered or "uri" in lowered or "link" in lowered:
         kinds.add("url")
-    if "path" in lowered or "file" in lowered:
+    if names_a_path(lowered):
         kinds.add("path")
     return kinds
+
+
+def names_a_path(key: str) -> bool:
+    """A parameter whose name says it holds a path or a file (``path``, ``file_path``, ``filename``)."""
+    lowered = key.lower()
+    return "path" in lowered or "file" in lowered

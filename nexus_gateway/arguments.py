@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .affordance import REPO_PATTERN, URL_PATTERN
+from .affordance import REPO_PATTERN, URL_PATTERN, names_a_path
 from .decoding import SchemaDecoder, Vocabulary
 from .engine import GenerationBackend
 from .ir import compressed_ir
@@ -353,10 +353,10 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
     if isinstance(value, str):
         if not value.strip() or _PLACEHOLDER.match(value.strip()) or value.strip().lower() in PRONOUNS:
             return False
-        if not isinstance(prop.get("enum"), list) and _word_list(value) and set(_word_list(value)) <= _words(name):
-            return False  # the key's own name echoed as its value: ``labels: ["label"]`` from "bug-labelled"
         if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
             return required or bool((_words(value) - STOPWORDS) & sources.words)
+        if (words := _words(value)) and words <= _words(name):
+            return False  # the key's own name echoed as its value: ``labels: ["label"]`` from "bug-labelled"
         if _normal(value) in sources.text:
             return True
         if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
@@ -500,7 +500,7 @@ def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent:
     props = schema.get("properties") or {}
     if "owner" not in props or "repo" not in props:
         return arguments
-    takes_path = any("path" in name.lower() or "file" in name.lower() for name in props)
+    takes_path = any(names_a_path(name) for name in props)
     pairs = [p for p in repositories(intent) if not (takes_path and _FILE_NAME.search(p[1]))]
     if not pairs or (arguments.get("owner"), arguments.get("repo")) in pairs:
         return arguments
@@ -539,10 +539,10 @@ def scope_qualifiers(arguments: dict[str, Any], schema: dict[str, Any], intent: 
     request names added to the query: "find usages of useSyncExternalStore in facebook/react" otherwise
     searches all of GitHub. The 0.5B model writes the search words and leaves the scope out."""
     props = schema.get("properties") or {}
-    query = arguments.get("query")
-    documented = str((props.get("query") or {}).get("description", "")) if isinstance(props.get("query"), dict) else ""
-    if not isinstance(query, str) or "owner" in props or "repo" in props:
+    query, query_schema = arguments.get("query"), props.get("query")
+    if not isinstance(query, str) or not isinstance(query_schema, dict) or "owner" in props or "repo" in props:
         return arguments
+    documented = str(query_schema.get("description", ""))
     scopes: list[str] = []
     if "repo:" in documented:
         scopes += [f"repo:{owner}/{repo}" for owner, repo in repositories(intent)]
@@ -555,10 +555,9 @@ def scope_qualifiers(arguments: dict[str, Any], schema: dict[str, Any], intent: 
     for scope in scopes:
         if scope.lower() in query.lower():
             continue
-        bare = scope.partition(":")[2]
-        if re.search(rf"(?<![\w:/-]){re.escape(bare)}(?![\w/-])", query):  # named, but not as a qualifier
-            query = re.sub(rf"(?<![\w:/-]){re.escape(bare)}(?![\w/-])", scope, query, count=1)
-        else:
+        bare = rf"(?<![\w:/-]){re.escape(scope.partition(':')[2])}(?![\w/-])"
+        query, named = re.subn(bare, scope, query, count=1)  # named, but not as a qualifier
+        if not named:
             query = f"{query} {scope}"
     return {**arguments, "query": query}
 
@@ -573,7 +572,7 @@ def whole_path(arguments: dict[str, Any], intent: str) -> dict[str, Any]:
     paths = [w for w in words if "/" in w and w != repository and not URL_PATTERN.match(w)]
     whole = dict(arguments)
     for key, value in arguments.items():
-        if isinstance(value, str) and value.strip("/") and ("path" in key.lower() or "file" in key.lower()):
+        if isinstance(value, str) and value.strip("/") and names_a_path(key):
             longer = [w for w in paths if w.endswith("/" + value.lstrip("/"))]
             if len(longer) == 1:
                 whole[key] = longer[0]

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .affordance import names_a_path
 from .engine import Cursor, GenerationBackend
 from .signature import _resolve
 
@@ -435,7 +436,7 @@ def _could_hold(kind: str, name: str, prop: dict[str, Any]) -> bool:
     shape = _type_of(prop)
     if kind == "number":
         return shape in ("integer", "number") or (shape == "string" and bool(_ID_KEY.search(name)))
-    return shape == "string" and ("path" in name.lower() or "file" in name.lower())
+    return shape == "string" and names_a_path(name)
 
 
 def _leaves(value: Any) -> list[Any]:

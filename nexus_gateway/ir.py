@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .affordance import query_slots
+from .affordance import names_a_path, query_slots
 from .mentions import free_text_keys, identifier_words, mentioned_keys, named_values, quoted_spans
 from .signature import Style, first_sentence, params_text
 
@@ -73,7 +73,7 @@ def slot_keys(props: dict[str, Any], slots: frozenset[str]) -> set[str]:
     for key in props:
         lowered = key.lower()
         repository = bool(slots & {"repo", "url"}) and lowered in ("owner", "repo")
-        path = "path" in slots and ("path" in lowered or "file" in lowered)
+        path = "path" in slots and names_a_path(lowered)
         number = "number" in slots and lowered.endswith(("number", "id")) and _numeric(props[key])
         if repository or path or number:
             keys.add(key)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .affordance import URL_PATTERN
 from .lexical import split_identifier, stem
 
 _WORDS = re.compile(r"[a-z0-9]+")
@@ -155,7 +156,6 @@ def free_text_keys(schema: dict[str, Any]) -> set[str]:
 # A number that stands as a value ("issue 45", "#88", "top 5", "run 11223344556"), not one inside a date,
 # a version ("4.x", "v11.0.x", "3.12"), a URL, an identifier or quoted text.
 _STATED_NUMBER = re.compile(r"(?<![\w.#/:-])#?(\d+)(?![\w/:-]|\.\w)")
-_URL = re.compile(r"https?://\S+")
 # A file path: a name with an extension ("pyproject.toml") or a path of three or more parts
 # ("src/auth/session.go"); two parts ("fix/tooltip", "octo-org/app") are as often a branch or a repository.
 _STATED_PATH = re.compile(
@@ -170,7 +170,7 @@ def stated_entities(intent: str) -> list[tuple[str, str]]:
     ("commits touching src/auth/session.go" without ``path``; "items in project #3" without
     ``project_number``); the decoder keeps the object open while one of them is in no value and a key
     that could hold it is left (``SchemaDecoder``, measured in ``docs/arguments.md``)."""
-    text = _URL.sub(" ", intent)
+    text = URL_PATTERN.sub(" ", intent)
     for span in quoted_spans(intent):
         text = text.replace(span, " ")
     found: list[tuple[str, str]] = []
