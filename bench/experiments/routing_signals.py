@@ -717,6 +717,34 @@ def scope(tools: list[Any], rows: list[dict[str, Any]], affordance_weight: float
     )
 
 
+def localidf(rows: list[dict[str, Any]]) -> None:
+    """BM25 recomputed over the router's top-k candidates alone, its IDF counted among them: a word
+    every near-duplicate shares ("issue", "repository") weighs nothing there, a word that sets one
+    candidate apart ("search", "comments", "blame") weighs most. Added as a bonus (0..1, scaled by its
+    best candidate), the other candidates unchanged."""
+    from nexus_gateway.lexical import BM25Index
+
+    even, odd = rows[0::2], rows[1::2]
+    print(f"router: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for k in (5, 10, 20):
+        for row in rows:
+            router = row["router"]
+            docs = router.slb_docs()
+            top = np.argsort(-row["base"], kind="stable")[:k]
+            index = BM25Index([list(docs[int(i)].tokens) for i in top])
+            local = index.term_scores(router.bm25.query_terms(row["q"]["query"]))
+            peak = float(local.max())
+            bonus = np.zeros(len(row["ids"]), dtype=np.float32)
+            bonus[top] = local / peak if peak > 0 else 0.0
+            row["localidf", k] = bonus
+        for weight in (0.05, 0.1, 0.2, 0.3):
+
+            def extra(row: dict[str, Any], w: float = weight, k: int = k) -> np.ndarray:
+                return w * row["localidf", k]
+
+            print(f"local IDF over top {k}, weight {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=250)
@@ -750,6 +778,7 @@ def main() -> int:
         ("expand", lambda: expand(rows, calibration.lexical_weight)),
         ("required", lambda: required(tools, rows)),
         ("scope", lambda: scope(tools, rows, calibration.affordance_weight)),
+        ("localidf", lambda: localidf(rows)),
     ):
         if name in chosen:
             run()
