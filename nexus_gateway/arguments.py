@@ -26,7 +26,17 @@ from .decoding import SchemaDecoder, Vocabulary
 from .engine import GenerationBackend
 from .ir import compressed_ir
 from .lexical import STOPWORDS, split_identifier, stem
-from .mentions import FREE_TEXT, free_text_keys, named_keys, named_values, quoted_spans, stated_entities
+from .mentions import (
+    FREE_TEXT,
+    free_text_keys,
+    named_keys,
+    named_values,
+    names_value,
+    properties,
+    quoted_spans,
+    sayer,
+    stated_entities,
+)
 from .signature import _resolve
 from .window import SessionWindow, refers_back
 
@@ -79,7 +89,10 @@ EXAMPLES = (
 PROSE = re.compile(r"body|description|content|message|comment|summary|reason|note|rationale")
 # A number as a word of its own ("#318", "PR 512", "3.12", "1st", "6cm"), not the digits inside an id or
 # a hash ("DC_kwDOAbCd4M4AxYz1", "5b1e9f0c").
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?=[A-Za-z]*(?!\w))")
+# A number standing as a word ("#12", "issue 45", "2.5"), not a part of a version or a branch ("4.x").
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\.\w)(?=[A-Za-z]*(?!\w))")
+# Every digit run of a URL is an id it states, anchors included (``#discussion_r1650022311``).
+_URL_DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[a-z0-9]+")
 _PLACEHOLDER = re.compile(
     r"^(<.*>|\{.*\}|\[.*\]|string|example|sample|value|xxx+|todo|n/?a|none|null|your[-_ ].*)$", re.I
@@ -258,6 +271,7 @@ class ArgumentGenerator:
         arguments = own_repository_elsewhere(anchor_repository(arguments, schema, intent))
         arguments = my_repository(arguments, schema, intent, earlier.sources() if earlier else "")
         arguments = whole_path(arguments, intent)
+        arguments = whole_word(arguments, schema, intent)
         arguments = scope_qualifiers(arguments, schema, intent)
         arguments = number_not_id(arguments, earlier.numbers_by_id() if earlier else {})
         required = [k for k in schema.get("required") or [] if k not in arguments]
@@ -302,8 +316,17 @@ class _Sources:
         tokens = _run_tokens(text)
         self.words = set(tokens) - {"/", "."}
         self._runs = " " + " ".join(tokens) + " "
-        self.numbers = Counter(_NUMBER.findall(text))  # each stated number and how often
+        # each stated number and how often
+        self.numbers = Counter(_NUMBER.findall(URL_PATTERN.sub(" ", text)))
+        for url in URL_PATTERN.findall(text):
+            self.numbers.update(_URL_DIGITS.findall(url))
         self.quoted = [_normal(span) for span in quoted_spans(text)]
+        # an enum value said as the decoder reads it ("by creation date" → ``created``), outside quoted
+        # text: "Closes #130" in a quoted PR body asks for no ``state: closed``
+        unquoted = text
+        for span in quoted_spans(text):
+            unquoted = unquoted.replace(span, " ")
+        self.said = sayer(unquoted)
 
     def quotes(self, value: str) -> bool:
         """The value is text the request quotes (or holds a quoted span whole)."""
@@ -354,7 +377,8 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         if not value.strip() or _PLACEHOLDER.match(value.strip()) or value.strip().lower() in PRONOUNS:
             return False
         if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
-            return required or bool((_words(value) - STOPWORDS) & sources.words)
+            said = bool((_words(value) - STOPWORDS) & sources.words) or names_value(value, sources.said)
+            return required or said
         if (words := _words(value)) and words <= _words(name):
             return False  # the key's own name echoed as its value: ``labels: ["label"]`` from "bug-labelled"
         if _normal(value) in sources.text:
@@ -416,6 +440,11 @@ def tidy(value: Any, name: str) -> Any:
 def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
     """Keep the values the request or window supply; return them and the names of the dropped ones."""
     sources = _Sources(text)
+    # A list's items come from the words outside any owner/repo, or are one whole: "lumen-labs/lumen-ui"
+    # names no labels ``lumen`` or ``lumen-ui`` (the 0.5B model lists them after the ones the request
+    # says), while "the acme-corp/backend-team team" is a reviewer.
+    beside = _Sources(REPO_PATTERN.sub(" ", URL_PATTERN.sub(" ", text)))
+    stated_slugs = set(REPO_PATTERN.findall(URL_PATTERN.sub(" ", text)))
     dropped: list[str] = []
     used_numbers: dict[str, int] = {}
     used_by_strings: dict[str, int] = dict(_numbers_in(raw))
@@ -437,13 +466,23 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
                     dropped.append(where)
             elif isinstance(item, list):
                 item_schema = _resolve(prop.get("items") or {}, schema)
-                items = [v for v in item if _grounded(v, item_schema, key, False, sources)]
+                items = [
+                    v
+                    for v in item
+                    if _grounded(v, item_schema, key, False, sources)
+                    and (
+                        not isinstance(v, str)
+                        or _REPOSITORY_KEY.search(key)
+                        or v in stated_slugs
+                        or _grounded(v, {}, key, False, beside)
+                    )
+                ]
                 if items:
                     kept[key] = items
                 else:
                     dropped.append(where)
             elif (
-                _grounded(item, prop, key, key in required, sources)
+                _grounded(item, prop, key, key in required or (isinstance(item, bool) and key in named), sources)
                 and _first_use(item, sources, used_by_strings if isinstance(item, str) else used_numbers)
                 and (key in required or not _unasked_prose(item, key, named, sources))
             ):
@@ -453,6 +492,9 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
         return kept
 
     return walk(raw, schema, ""), dropped
+
+
+_REPOSITORY_KEY = re.compile(r"owner|repo|org", re.IGNORECASE)
 
 
 def _unasked_prose(value: Any, key: str, named: set[str], sources: _Sources) -> bool:
@@ -576,6 +618,28 @@ def whole_path(arguments: dict[str, Any], intent: str) -> dict[str, Any]:
             longer = [w for w in paths if w.endswith("/" + value.lstrip("/"))]
             if len(longer) == 1:
                 whole[key] = longer[0]
+    return whole
+
+
+_REQUEST_WORD = re.compile(r"[\w.-]*\w")
+
+
+def whole_word(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """An identifier the request states inside a longer word is meant whole: the 0.5B model writes
+    ``owner: "astro"`` for "withastro" and ``cveId: "2024-3094"`` for "CVE-2024-3094". A top-level
+    string that is no word of the request but part of exactly one takes that word; prose, enum values
+    and values that are words of their own are left alone."""
+    words = set(_REQUEST_WORD.findall(URL_PATTERN.sub(" ", intent)))
+    whole = dict(arguments)
+    for key, raw in properties(schema):
+        value = arguments.get(key)
+        if not isinstance(value, str) or len(value) < 2 or "enum" in raw or FREE_TEXT.search(key.lower()):
+            continue
+        if value in words or re.search(r"\s", value):
+            continue
+        longer = [w for w in words if value in w]
+        if len(longer) == 1:
+            whole[key] = longer[0]
     return whole
 
 

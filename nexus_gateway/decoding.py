@@ -161,7 +161,7 @@ class SchemaDecoder:
         self.text_keys = frozenset(text_keys)
         # Top-level enum keys some of whose values the request says in words: the choice is among those.
         self.named_values = dict(named_values or {})
-        # Numbers and file paths the request states (``mentions.stated_entities``): while one is in no
+        # Numbers, file paths and branches the request states (``mentions.stated_entities``): while one is in no
         # value and a key that could hold it is left, the object stays open, once per entity.
         self.entities = list(entities)
         self.stats = DecodeStats()
@@ -395,8 +395,8 @@ class SchemaDecoder:
             if pick == len(remaining):
                 return out
             name, prop = remaining[pick]
-            if depth == 0 and name in self.named_values and _type_of(prop) == "enum":
-                prop = {**prop, "enum": self.named_values[name]}
+            if depth == 0 and name in self.named_values and _type_of(prop) in ("enum", "boolean"):
+                prop = {**prop, "enum": self.named_values[name]}  # a flag's said meaning: one value
             out[name] = self.value(prop, root, depth + 1)
         self.force("}")
         return out
@@ -404,7 +404,8 @@ class SchemaDecoder:
     def _homes_of_unplaced_entity(
         self, out: dict[str, Any], left: list[tuple[str, dict[str, Any]]]
     ) -> list[tuple[str, dict[str, Any]]]:
-        """The keys left that could hold the first stated entity no value holds yet. Each entity gets
+        """The keys left that could hold the first stated entity no value holds yet (a branch is placed
+        when a string holds it, as a path is). Each entity gets
         one forced key: if the model writes something else there, the entity is let go."""
         written = _strings(out)
         numbers = {str(v) for v in _leaves(out) if isinstance(v, int | float) and not isinstance(v, bool)}
@@ -412,7 +413,7 @@ class SchemaDecoder:
         text = " ".join(written).lower()
         while self.entities:
             kind, entity = self.entities.pop(0)
-            if (kind == "number" and entity in numbers) or (kind == "path" and entity.lower() in text):
+            if (kind == "number" and entity in numbers) or (kind != "number" and entity.lower() in text):
                 continue
             homes = [(n, p) for n, p in left if _could_hold(kind, n, p)]
             if homes:
@@ -429,6 +430,10 @@ class SchemaDecoder:
 
 
 _ID_KEY = re.compile(r"id$|_id|Id|number|num$", re.IGNORECASE)
+_BRANCH_KEY = re.compile(r"branch|ref|head|base", re.IGNORECASE)
+# a repository's description lists what it is required for ("labels, branches, …"); a search query
+# takes a branch only inside its own syntax
+_NOT_A_BRANCH_KEY = re.compile(r"owner|repo|query|path|message|title|body", re.IGNORECASE)
 
 
 def _could_hold(kind: str, name: str, prop: dict[str, Any]) -> bool:
@@ -436,6 +441,9 @@ def _could_hold(kind: str, name: str, prop: dict[str, Any]) -> bool:
     shape = _type_of(prop)
     if kind == "number":
         return shape in ("integer", "number") or (shape == "string" and bool(_ID_KEY.search(name)))
+    if kind == "branch":  # ``branch``, ``base``, ``ref``, or a key whose description says it takes one
+        said = _BRANCH_KEY.search(name) or "branch" in str(prop.get("description", "")).lower()
+        return shape == "string" and "enum" not in prop and bool(said) and not _NOT_A_BRANCH_KEY.search(name)
     return shape == "string" and names_a_path(name)
 
 

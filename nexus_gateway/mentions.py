@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .affordance import URL_PATTERN
-from .lexical import split_identifier, stem
+from .lexical import STOPWORDS, split_identifier, stem
 
 _WORDS = re.compile(r"[a-z0-9]+")
 # Keys that hold free text (a body, a title, a search query): the home of a quoted span.
@@ -38,11 +38,15 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
     model often closes the object before such a key; the decoder writes them before it may close, and
     grounding still drops a value the request does not supply."""
     said = sayer(intent)
+    stems = [stem(w) for w in _WORDS.findall(intent.lower()) if len(w) >= 5]
+
+    def names(word: str) -> bool:  # a request word the key word begins with: "assign" → ``assignees``
+        return said(word) or any(word.startswith(s) for s in stems)
 
     def by_words(words: list[str]) -> bool:
-        return bool(words) and not any(w in GENERIC_KEY_WORDS for w in words) and all(said(w) for w in words)
+        return bool(words) and not any(w in GENERIC_KEY_WORDS for w in words) and all(names(w) for w in words)
 
-    return _keys_named(schema, by_words, said)
+    return _keys_named(schema, by_words, said) | set(said_flags(schema, intent))
 
 
 def identifier_words(identifier: str) -> list[str]:
@@ -67,14 +71,55 @@ def named_values(schema: dict[str, Any], intent: str) -> dict[str, list[Any]]:
     The 0.5B model picks ``cancel_workflow_run`` or ``completed`` there; the decoder chooses among the
     named values only."""
     said = sayer(intent)
-    named: dict[str, list[Any]] = {}
+    named: dict[str, list[Any]] = dict(said_flags(schema, intent))
+    required = set(schema.get("required") or [])
     for key, raw in properties(schema):
         enum = raw.get("enum")
         if isinstance(enum, list):
             values = [v for v in enum if names_value(v, said)]
+            values = values or (best_said(enum, sayer(intent, typos=True)) if key in required else [])
             if values:
                 named[key] = values
     return named
+
+
+def best_said(enum: list[Any], said: Callable[[str], bool]) -> list[Any]:
+    """For a required choice no value of which the request says whole: the values most of whose words
+    it says, if at least half ("what fields does project 5 have" → ``list_project_fields`` and
+    ``get_project_field``, not ``list_project_items``). The model must choose one anyway; this keeps it
+    from the values the request does not describe."""
+    shares: dict[int, float] = {}
+    for index, value in enumerate(enum):
+        words = _WORDS.findall(split_identifier(value).lower()) if isinstance(value, str) else []
+        if words:
+            shares[index] = sum(said(w) or any(said(s) for s in VERB_SYNONYMS.get(w, ())) for w in words) / len(words)
+    best = max(shares.values(), default=0.0)
+    return [enum[i] for i, share in shares.items() if share == best] if best >= 0.5 else []
+
+
+# A boolean's description that says what each value means: "Mark pull request as draft (true) or ready for
+# review (false)", "Set to true to convert to draft, false to mark as ready for review".
+_FLAG_MEANINGS = re.compile(r"([^,;.()]+?)\s*\((true|false)\)|\b(true|false),?\s+to\s+([^,;.()]+)", re.IGNORECASE)
+
+
+def said_flags(schema: dict[str, Any], intent: str) -> dict[str, list[bool]]:
+    """Top-level booleans whose description gives each value a meaning, and the one meaning the request
+    says: "mark it ready for review" → ``draft: false``. The flag's own name is not said there, so the
+    model writes ``draft: true`` or nothing."""
+    said = sayer(intent)
+    flags: dict[str, list[bool]] = {}
+    for key, raw in properties(schema):
+        if raw.get("type") != "boolean":
+            continue
+        meanings: dict[bool, list[str]] = {}
+        for match in _FLAG_MEANINGS.finditer(str(raw.get("description", ""))):
+            phrase, value = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+            phrase = re.sub(r"^(?:or|and)\s+", "", phrase.strip(), flags=re.IGNORECASE)
+            meanings[value.lower() == "true"] = [w for w in _WORDS.findall(phrase.lower()) if w not in STOPWORDS]
+        chosen = [value for value, words in meanings.items() if words and all(said(w) for w in words)]
+        if len(meanings) == 2 and len(chosen) == 1:
+            flags[key] = chosen
+    return flags
 
 
 # The verbs of operation enums (``create_project``, ``update``) and the everyday words people use for them
@@ -87,18 +132,45 @@ VERB_SYNONYMS = {
 }
 
 
+# Sort directions, said as the order people want: "oldest first", "most stars first", "newest first".
+ORDER_SYNONYMS = {
+    "asc": ("oldest", "earliest", "ascending", "least", "fewest", "lowest", "smallest"),
+    "desc": ("newest", "latest", "descending", "recent", "most", "highest", "largest", "biggest"),
+}
+
+
 def names_value(value: Any, said: Callable[[str], bool]) -> bool:
     """An enum value the request says in words ("false positive" for ``false_positive``; "a new project"
     for ``create_project``)."""
+    if isinstance(value, str) and value.lower() in ORDER_SYNONYMS:
+        return any(said(s) for s in ORDER_SYNONYMS[value.lower()])
     words = _WORDS.findall(split_identifier(value).lower()) if isinstance(value, str) and len(value) >= 4 else []
     return bool(words) and all(said(w) or any(said(s) for s in VERB_SYNONYMS.get(w, ())) for w in words)
 
 
-def sayer(intent: str) -> Callable[[str], bool]:
-    """Does the request say this word (its stem, or a word it begins with, for 4+ letters)? A past
-    participle counts as its verb: enum values are states ("closed", "dismissed", "fixed") that requests
-    say as commands ("close it", "dismiss the alert")."""
+# Everyday words for the words of boolean flags: "just the jobs that failed" asks for ``failed_only``.
+_KEY_WORD_SYNONYMS = {"only": frozenset(["just", "solely", "exclusively"])}
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """One letter changed, added, dropped, or two neighbours swapped ("feild" for "field")."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+        return len(diff) == 1 or swapped
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def sayer(intent: str, typos: bool = False) -> Callable[[str], bool]:
+    """Does the request say this word (its stem, or a word it begins with, for 4+ letters; with
+    ``typos``, also a word of 5+ letters one edit away)? A past participle counts as its verb: enum
+    values are states ("closed", "dismissed", "fixed") that requests say as commands ("close it",
+    "dismiss the alert")."""
     words = set(_WORDS.findall(intent.lower()))
+    words |= {key for key, synonyms in _KEY_WORD_SYNONYMS.items() if words & synonyms}
     stems = {stem(w) for w in words}
 
     def said(word: str) -> bool:
@@ -108,7 +180,11 @@ def sayer(intent: str) -> Callable[[str], bool]:
         # a silent e drops before -ing: "including" says ``include``, "updating" ``update``
         if len(root) >= 6 and root.endswith("e") and any(w.startswith(root[:-1] + "ing") for w in words):
             return True
+        if typos and len(word) >= 5 and any(_one_edit(word, w) for w in words):
+            return True  # typed requests: "feild" says ``field``
         past = len(root) >= 5 and root.endswith("ed")  # "failing jobs" says ``failed``
+        if past and len(root) >= 6 and any(w.startswith(root[:-2]) for w in words):
+            return True  # and its noun: "by creation date" says ``created``, "the failure" ``failed``
         return past and bool({root[:-1], root[:-2]} & (words | stems))
 
     return said
@@ -164,12 +240,40 @@ _STATED_PATH = re.compile(
 )
 
 
+# A branch the request names: "the develop branch", "on branch feat/onboarding", "fix/tooltip -> develop",
+# "a PR against develop", "merge it into main". Words that only describe a branch ("the new branch",
+# "the default branch") are no name.
+_BRANCH_NAME = r"([A-Za-z0-9][\w./-]*\w|\w)"
+_BRANCH_PHRASES = [
+    # "X branch" after an article or a preposition ("on the develop branch"), or X shaped like a branch
+    # name ("release/2.4 branch"); not a verb ("delete branch x", "list branches")
+    re.compile(rf"\b(?:the|on|from|to|into|of|my|our|its|your|their)\s+{_BRANCH_NAME}\s+branch\b", re.IGNORECASE),
+    re.compile(r"(?<![\w./-])([A-Za-z0-9][\w./-]*[/.\d-][\w./-]*\w)\s+branch\b", re.IGNORECASE),
+    re.compile(rf"\bbranch\s+(?:named\s+|called\s+)?{_BRANCH_NAME}(?![\w./-])", re.IGNORECASE),
+    re.compile(rf"(?<![\w./-]){_BRANCH_NAME}\s*(?:->|→|=>)\s*{_BRANCH_NAME}(?![\w./-])"),
+    re.compile(rf"\b(?:against|into|onto)\s+{_BRANCH_NAME}(?![\w./-])", re.IGNORECASE),
+]
+_NOT_BRANCH_TEXT = """the a an new this that same default my your our its their another which what each every one any
+all base head feature remote local current other separate release to in on of from for and or with is was it them
+me pr prs pull request issue repo repository"""
+_NOT_BRANCH_NAMES = frozenset(_NOT_BRANCH_TEXT.split())
+
+
+def stated_branches(text: str) -> list[str]:
+    """Branch names a request states (``develop``, ``release/2.4``), in order."""
+    found: list[str] = []
+    for pattern in _BRANCH_PHRASES:
+        for match in pattern.finditer(text):
+            found += [name for name in match.groups() if name and name.lower() not in _NOT_BRANCH_NAMES]
+    return [name for name in dict.fromkeys(found) if not name.isdigit()]
+
+
 def stated_entities(intent: str) -> list[tuple[str, str]]:
-    """The numbers and file paths a request states as values, as ``("number", "45")`` and ``("path",
-    "src/auth/session.go")``. The 0.5B model often closes the arguments object before writing them
-    ("commits touching src/auth/session.go" without ``path``; "items in project #3" without
-    ``project_number``); the decoder keeps the object open while one of them is in no value and a key
-    that could hold it is left (``SchemaDecoder``, measured in ``docs/arguments.md``)."""
+    """The numbers, file paths and branches a request states as values, as ``("number", "45")``,
+    ``("path", "src/auth/session.go")`` and ``("branch", "develop")``. The 0.5B model often closes the
+    arguments object before writing them ("commits touching src/auth/session.go" without ``path``;
+    "items in project #3" without ``project_number``); the decoder keeps the object open while one of
+    them is in no value and a key that could hold it is left (``SchemaDecoder``, measured in ``docs/arguments.md``)."""
     text = URL_PATTERN.sub(" ", intent)
     for span in quoted_spans(intent):
         text = text.replace(span, " ")
@@ -179,4 +283,5 @@ def stated_entities(intent: str) -> list[tuple[str, str]]:
             found.append(("path", match.group(0)))
     for match in _STATED_NUMBER.finditer(_STATED_PATH.sub(" ", text)):
         found.append(("number", match.group(1)))
+    found += [("branch", name) for name in stated_branches(text)]
     return list(dict.fromkeys(found))

@@ -25,13 +25,22 @@ from nexus_gateway.arguments import (
     scope_qualifiers,
     split_owner_repo,
     whole_path,
+    whole_word,
 )
 from nexus_gateway.decoding import schema_grammar
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.ir import compressed_ir
-from nexus_gateway.mentions import free_text_keys, named_keys, named_values, quoted_spans, stated_entities
+from nexus_gateway.mentions import (
+    free_text_keys,
+    named_keys,
+    named_values,
+    quoted_spans,
+    said_flags,
+    stated_branches,
+    stated_entities,
+)
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.window import SessionWindow, referent, surrogate
 
@@ -337,7 +346,9 @@ def test_enum_values_the_request_says_narrow_the_choice() -> None:
         "required": ["method"],
     }
     assert named_values(trigger, "looks flaky. rerun just the jobs that failed") == {"method": ["rerun_failed_jobs"]}
-    assert named_values(trigger, "what happened in run 42?") == {}
+    assert named_values(trigger, "what is going on there?") == {}
+    # no value said whole: a required choice keeps the values with the largest share of words said
+    assert named_values(trigger, "what happened in run 42?") == {"method": ["run_workflow"]}
     projects = {"properties": {"method": {"enum": ["create_project", "add_project_item", "delete_project_item"]}}}
     assert named_values(projects, "set up a new project called 'Q3 Roadmap'") == {"method": ["create_project"]}
     labels = {"properties": {"method": {"enum": ["create", "update", "delete"]}}}
@@ -385,10 +396,112 @@ def test_stated_numbers_and_paths_are_values_not_versions_dates_or_links() -> No
     ]
     assert stated_entities("opn the README.md in my dotfiles repo, e.g. the setup steps") == [("path", "README.md")]
     # versions, dates, URLs and quoted text state no value of their own
-    assert stated_entities("git blame lib/response.js on the 4.x branch, Python 3.12") == [("path", "lib/response.js")]
+    assert stated_entities("git blame lib/response.js on the 4.x branch, Python 3.12") == [
+        ("path", "lib/response.js"),
+        ("branch", "4.x"),
+    ]
     assert stated_entities("target date 2025-10-15 for v11.0.x") == []
     assert stated_entities("react to https://github.com/o/r/pull/318#discussion_r1650022311") == []
     assert stated_entities("a gist with 'meeting notes 12/3: ship v2 friday'") == []
+
+
+def test_stated_branches_are_names_not_descriptions() -> None:
+    assert stated_branches("what changed in the latest commit on the develop branch of a/b") == ["develop"]
+    assert stated_branches("make pr in lumen-labs/lumen-ui  fix/tooltip -> develop") == ["fix/tooltip", "develop"]
+    assert stated_branches("pushed to the refactor/db-layer branch; open a PR against develop") == [
+        "refactor/db-layer",
+        "develop",
+    ]
+    assert stated_branches("push to branch feat/onboarding in one commit") == ["feat/onboarding"]
+    # words that describe a branch name none
+    assert stated_branches("create a new branch from the default branch, then list branches") == []
+
+
+def test_a_flag_is_set_by_the_meaning_its_description_gives() -> None:
+    draft = {
+        "properties": {
+            "draft": {
+                "type": "boolean",
+                "description": "Mark pull request as draft (true) or ready for review (false)",
+            },
+            "convert": {"type": "boolean", "description": "Set to true to convert to draft, false to mark as ready"},
+            "public": {"type": "boolean", "description": "Whether the gist is public"},
+        }
+    }
+    assert said_flags(draft, "mark PR 77 in a/b as ready for review") == {"draft": [False], "convert": [False]}
+    assert said_flags(draft, "convert PR 5 to a draft") == {"convert": [True]}
+    assert said_flags(draft, "update the title of PR 5") == {}
+    assert "draft" in named_keys(draft, "mark it ready for review")
+    # the flag's name is not said, yet the value the description gives it is grounded
+    assert ground({"draft": False}, draft, "mark it ready for review")[0] == {"draft": False}
+
+
+def test_list_items_and_numbers_come_from_what_the_request_states() -> None:
+    issue = {"properties": {"owner": {}, "repo": {}, "labels": {"type": "array", "items": {"type": "string"}}}}
+    raw = {"owner": "lumen-labs", "repo": "lumen-ui", "labels": ["bug", "ui", "lumen", "lumen-ui"]}
+    kept, _ = ground(raw, issue, "open an issue in lumen-labs/lumen-ui, label it bug and ui")
+    assert kept == {"owner": "lumen-labs", "repo": "lumen-ui", "labels": ["bug", "ui"]}
+    objects = {"properties": {"files": {"type": "array", "items": {"type": "object"}}}}
+    assert ground({"files": [{"path": "a.md"}]}, objects, "push a.md to a/b")[0] == {"files": [{"path": "a.md"}]}
+    blame = {"properties": {"ref": {}, "start_line": {"type": "integer"}, "comment_id": {"type": "integer"}}}
+    kept, dropped = ground({"ref": "4.x", "start_line": 4}, blame, "git blame lib/response.js on the 4.x branch")
+    assert kept == {"ref": "4.x"} and dropped == ["start_line"]  # a version's digits are no number
+    link = "react to https://github.com/o/r/pull/318#discussion_r1650022311"
+    assert ground({"comment_id": 1650022311}, blame, link)[0] == {"comment_id": 1650022311}
+
+
+def test_an_optional_key_is_named_by_the_start_of_its_word_or_a_synonym() -> None:
+    logs = {"properties": {"run_id": {"type": "integer"}, "failed_only": {"type": "boolean"}}}
+    assert "failed_only" in named_keys(logs, "pull the logs of run 5 for just the jobs that failed")
+    people = {"properties": {"assignees": {"type": "array"}, "title": {"type": "string"}}}
+    assert named_keys(people, "open an issue titled 'x' and assign it to hana-k") == {"assignees", "title"}
+
+
+def test_an_identifier_inside_a_longer_word_is_meant_whole() -> None:
+    schema = {"properties": {"owner": {}, "cveId": {}, "ref": {}, "body": {}}}
+    got = whole_word({"owner": "astro", "cveId": "2024-3094"}, schema, "categories for withastro, CVE-2024-3094")
+    assert got == {"owner": "withastro", "cveId": "CVE-2024-3094"}
+    # a word of its own, or prose, stays as written
+    said = "in octo-org/app on main, body: domain main"
+    assert whole_word({"ref": "main", "body": "dom"}, schema, said) == {"ref": "main", "body": "dom"}
+
+
+def test_sort_order_and_noun_forms_name_enum_values() -> None:
+    advisories = {
+        "properties": {
+            "sort": {"type": "string", "enum": ["created", "updated", "published"]},
+            "direction": {"type": "string", "enum": ["asc", "desc"]},
+        }
+    }
+    said = "advisories in the quartz-ai org, oldest first by creation date"
+    assert named_values(advisories, said) == {"sort": ["created"], "direction": ["asc"]}
+    chosen = {"sort": "created", "direction": "asc"}
+    assert ground(chosen, advisories, said)[0] == chosen
+    assert named_values(advisories, "newest first") == {"direction": ["desc"]}
+    assert named_values(advisories, "list the advisories") == {}
+    # quoted text is a value, not an instruction: "Closes #130" in a PR body closes nothing
+    state = {"properties": {"state": {"type": "string", "enum": ["open", "closed"]}, "body": {"type": "string"}}}
+    kept, dropped = ground({"state": "closed", "body": "Closes #130."}, state, "set the body to 'Closes #130.'")
+    assert kept == {"body": "Closes #130."} and dropped == ["state"]
+
+
+def test_a_required_choice_narrows_to_the_values_the_request_describes_best() -> None:
+    projects = {
+        "properties": {
+            "method": {
+                "type": "string",
+                "enum": ["list_project_items", "list_project_fields", "get_project", "get_project_field"],
+            }
+        },
+        "required": ["method"],
+    }
+    assert named_values(projects, "what fields does project 5 of dana-k have?") == {
+        "method": ["list_project_fields", "get_project_field"]
+    }
+    assert named_values(projects, "show me feild 123456 in project 5") == {"method": ["get_project_field"]}
+    assert named_values(projects, "has anyone approved it?") == {}  # under half of any value's words
+    optional = {"properties": projects["properties"]}
+    assert named_values(optional, "what fields does project 5 have?") == {}  # only where a value must be chosen
 
 
 COMMITS = {
