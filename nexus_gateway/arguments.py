@@ -36,6 +36,7 @@ from .mentions import (
     quoted_spans,
     sayer,
     stated_entities,
+    without_quotes,
 )
 from .signature import _resolve
 from .window import SessionWindow, refers_back
@@ -323,10 +324,7 @@ class _Sources:
         self.quoted = [_normal(span) for span in quoted_spans(text)]
         # an enum value said as the decoder reads it ("by creation date" → ``created``), outside quoted
         # text: "Closes #130" in a quoted PR body asks for no ``state: closed``
-        unquoted = text
-        for span in quoted_spans(text):
-            unquoted = unquoted.replace(span, " ")
-        self.said = sayer(unquoted)
+        self.said = sayer(without_quotes(text))
 
     def quotes(self, value: str) -> bool:
         """The value is text the request quotes (or holds a quoted span whole)."""
@@ -443,8 +441,9 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
     # A list's items come from the words outside any owner/repo, or are one whole: "lumen-labs/lumen-ui"
     # names no labels ``lumen`` or ``lumen-ui`` (the 0.5B model lists them after the ones the request
     # says), while "the acme-corp/backend-team team" is a reviewer.
-    beside = _Sources(REPO_PATTERN.sub(" ", URL_PATTERN.sub(" ", text)))
-    stated_slugs = set(REPO_PATTERN.findall(URL_PATTERN.sub(" ", text)))
+    unlinked = URL_PATTERN.sub(" ", text)
+    beside = _Sources(REPO_PATTERN.sub(" ", unlinked))
+    stated_slugs = set(REPO_PATTERN.findall(unlinked))
     dropped: list[str] = []
     used_numbers: dict[str, int] = {}
     used_by_strings: dict[str, int] = dict(_numbers_in(raw))

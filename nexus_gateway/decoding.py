@@ -405,8 +405,8 @@ class SchemaDecoder:
         self, out: dict[str, Any], left: list[tuple[str, dict[str, Any]]]
     ) -> list[tuple[str, dict[str, Any]]]:
         """The keys left that could hold the first stated entity no value holds yet (a branch is placed
-        when a string holds it, as a path is). Each entity gets
-        one forced key: if the model writes something else there, the entity is let go."""
+        when a string holds it, as a path is). Each entity gets one forced key: if the model writes
+        something else there, the entity is let go."""
         written = _strings(out)
         numbers = {str(v) for v in _leaves(out) if isinstance(v, int | float) and not isinstance(v, bool)}
         numbers |= {digits for s in written for digits in re.findall(r"\d+", s)}

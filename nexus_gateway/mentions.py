@@ -25,6 +25,13 @@ def quoted_spans(intent: str) -> list[str]:
     return [m.group(2) for m in _QUOTED.finditer(intent)]
 
 
+def without_quotes(text: str) -> str:
+    """The text with every quoted span blanked: quoted text is a value, not an instruction."""
+    for span in quoted_spans(text):
+        text = text.replace(span, " ")
+    return text
+
+
 # Key words that name the place of a value, not the value: every GitHub call has an owner and a repo,
 # and "issue 12" names an issue, not the optional `number` filter of a search.
 GENERIC_KEY_WORDS = frozenset(
@@ -38,15 +45,19 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
     model often closes the object before such a key; the decoder writes them before it may close, and
     grounding still drops a value the request does not supply."""
     said = sayer(intent)
-    stems = [stem(w) for w in _WORDS.findall(intent.lower()) if len(w) >= 5]
-
-    def names(word: str) -> bool:  # a request word the key word begins with: "assign" → ``assignees``
-        return said(word) or any(word.startswith(s) for s in stems)
+    names = key_word_namer(intent, said)
 
     def by_words(words: list[str]) -> bool:
         return bool(words) and not any(w in GENERIC_KEY_WORDS for w in words) and all(names(w) for w in words)
 
     return _keys_named(schema, by_words, said) | set(said_flags(schema, intent))
+
+
+def key_word_namer(intent: str, said: Callable[[str], bool]) -> Callable[[str], bool]:
+    """A key word is named when said, or when it begins with a request word of 5+ letters: "assign"
+    names ``assignees``."""
+    stems = [stem(w) for w in _WORDS.findall(intent.lower()) if len(w) >= 5]
+    return lambda word: said(word) or any(word.startswith(s) for s in stems)
 
 
 def identifier_words(identifier: str) -> list[str]:
@@ -70,14 +81,14 @@ def named_values(schema: dict[str, Any], intent: str) -> dict[str, list[Any]]:
     failed" → ``method: rerun_failed_jobs``, "close it as a duplicate" → ``state_reason: duplicate``.
     The 0.5B model picks ``cancel_workflow_run`` or ``completed`` there; the decoder chooses among the
     named values only."""
-    said = sayer(intent)
+    said, typed = sayer(intent), sayer(intent, typos=True)
     named: dict[str, list[Any]] = dict(said_flags(schema, intent))
     required = set(schema.get("required") or [])
     for key, raw in properties(schema):
         enum = raw.get("enum")
         if isinstance(enum, list):
             values = [v for v in enum if names_value(v, said)]
-            values = values or (best_said(enum, sayer(intent, typos=True)) if key in required else [])
+            values = values or (best_said(enum, typed) if key in required else [])
             if values:
                 named[key] = values
     return named
@@ -92,7 +103,7 @@ def best_said(enum: list[Any], said: Callable[[str], bool]) -> list[Any]:
     for index, value in enumerate(enum):
         words = _WORDS.findall(split_identifier(value).lower()) if isinstance(value, str) else []
         if words:
-            shares[index] = sum(said(w) or any(said(s) for s in VERB_SYNONYMS.get(w, ())) for w in words) / len(words)
+            shares[index] = sum(_says_value_word(w, said) for w in words) / len(words)
     best = max(shares.values(), default=0.0)
     return [enum[i] for i, share in shares.items() if share == best] if best >= 0.5 else []
 
@@ -145,7 +156,12 @@ def names_value(value: Any, said: Callable[[str], bool]) -> bool:
     if isinstance(value, str) and value.lower() in ORDER_SYNONYMS:
         return any(said(s) for s in ORDER_SYNONYMS[value.lower()])
     words = _WORDS.findall(split_identifier(value).lower()) if isinstance(value, str) and len(value) >= 4 else []
-    return bool(words) and all(said(w) or any(said(s) for s in VERB_SYNONYMS.get(w, ())) for w in words)
+    return bool(words) and all(_says_value_word(w, said) for w in words)
+
+
+def _says_value_word(word: str, said: Callable[[str], bool]) -> bool:
+    """A word of an enum value, said as itself or by an everyday verb for it ("new" for ``create``)."""
+    return said(word) or any(said(s) for s in VERB_SYNONYMS.get(word, ()))
 
 
 # Everyday words for the words of boolean flags: "just the jobs that failed" asks for ``failed_only``.
@@ -209,10 +225,7 @@ def mentioned_keys(schema: dict[str, Any], intent: str, ignore: frozenset[str] =
     ``issue_write`` names no ``issue_fields``) or one of its enum values. For what the model is shown
     (the compressed IR), not what the decoder makes it write."""
     said = sayer(intent)
-    stems = [stem(w) for w in _WORDS.findall(intent.lower()) if len(w) >= 5]
-
-    def names(word: str) -> bool:  # also a request word the key word begins with: "assign" → assignees
-        return said(word) or any(word.startswith(s) for s in stems)
+    names = key_word_namer(intent, said)
 
     def by_words(words: list[str]) -> bool:
         return any(names(w) for w in words if w not in GENERIC_KEY_WORDS and w not in ignore)
@@ -274,9 +287,7 @@ def stated_entities(intent: str) -> list[tuple[str, str]]:
     arguments object before writing them ("commits touching src/auth/session.go" without ``path``;
     "items in project #3" without ``project_number``); the decoder keeps the object open while one of
     them is in no value and a key that could hold it is left (``SchemaDecoder``, measured in ``docs/arguments.md``)."""
-    text = URL_PATTERN.sub(" ", intent)
-    for span in quoted_spans(intent):
-        text = text.replace(span, " ")
+    text = without_quotes(URL_PATTERN.sub(" ", intent))
     found: list[tuple[str, str]] = []
     for match in _STATED_PATH.finditer(text):
         if not re.fullmatch(r"[A-Za-z]\.[A-Za-z]", match.group(0)):  # "e.g", "i.e"
