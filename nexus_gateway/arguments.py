@@ -2,43 +2,38 @@
 
 Prompt = fixed system prefix (instructions and worked examples; warm in the engine's sequence 0, paid
 once per process) + the tool's compressed IR + the session window + the intent. The output is decoded
-under the schema's grammar (``decoding.py``), so it always parses and type-checks. Then two checks the
-grammar cannot make:
+under the schema's grammar (``decoding.py``), so it always parses and type-checks. Then what the
+grammar cannot do:
 
-- **grounding**: a value must come from the request or the window (strings copied or their words
-  present, numbers present as digits, optional enums/booleans named). Placeholders (``"<owner>"``,
-  ``"string"``, example values the request never gave) fail it and are dropped, never forwarded;
-- **validation** with ``jsonschema``: a required argument that is missing is reported back to the host
-  as a question instead of being invented.
+- **grounding** (``grounding.py``): a value must come from the request or the window (strings copied
+  or their words present, numbers present as digits, optional enums/booleans named). Placeholders
+  (``"<owner>"``, ``"string"``, example values the request never gave) fail it and are dropped, never
+  forwarded;
+- **placement** (``placement.py``): the entities the request states go where they belong when the
+  model left them out or put them under the wrong key (``issue #12``, "fix/tooltip -> develop");
+- **validation** with ``jsonschema`` (by the caller): a required argument that is missing is reported
+  back to the host as a question instead of being invented.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .affordance import REPO_PATTERN, URL_PATTERN, names_a_path
 from .decoding import SchemaDecoder, Vocabulary
 from .engine import GenerationBackend
+from .grounding import ground
 from .ir import compressed_ir
-from .lexical import STOPWORDS, split_identifier, stem
 from .mentions import (
-    FREE_TEXT,
     free_text_keys,
     named_keys,
     named_values,
-    names_value,
-    properties,
     quoted_spans,
-    sayer,
     stated_entities,
-    without_quotes,
 )
-from .signature import _resolve
+from .placement import place_stated
 from .window import SessionWindow, refers_back
 
 if TYPE_CHECKING:
@@ -83,20 +78,6 @@ EXAMPLES = (
         "Request: rerun the failed one",
         '{"owner": "acme", "repo": "api", "run_id": 5102}',
     ),
-)
-
-# Prose the request must give itself (quoted, or under the key's own name) when the key is optional: the
-# 0.5B model otherwise writes a description nobody asked for, or pastes the whole request as a body.
-PROSE = re.compile(r"body|description|content|message|comment|summary|reason|note|rationale")
-# A number as a word of its own ("#318", "PR 512", "3.12", "1st", "6cm"), not the digits inside an id or
-# a hash ("DC_kwDOAbCd4M4AxYz1", "5b1e9f0c").
-# A number standing as a word ("#12", "issue 45", "2.5"), not a part of a version or a branch ("4.x").
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\.\w)(?=[A-Za-z]*(?!\w))")
-# Every digit run of a URL is an id it states, anchors included (``#discussion_r1650022311``).
-_URL_DIGITS = re.compile(r"\d+")
-_WORDS = re.compile(r"[a-z0-9]+")
-_PLACEHOLDER = re.compile(
-    r"^(<.*>|\{.*\}|\[.*\]|string|example|sample|value|xxx+|todo|n/?a|none|null|your[-_ ].*)$", re.I
 )
 
 
@@ -268,13 +249,7 @@ class ArgumentGenerator:
         earlier = window if window and refers_back(intent) else None
         sources = intent + "\n" + (earlier.sources() if earlier else "")
         arguments, dropped = ground(raw, schema, sources)
-        arguments = split_owner_repo(arguments, schema)
-        arguments = own_repository_elsewhere(anchor_repository(arguments, schema, intent))
-        arguments = my_repository(arguments, schema, intent, earlier.sources() if earlier else "")
-        arguments = whole_path(arguments, intent)
-        arguments = whole_word(arguments, schema, intent)
-        arguments = scope_qualifiers(arguments, schema, intent)
-        arguments = number_not_id(arguments, earlier.numbers_by_id() if earlier else {})
+        arguments = place_stated(arguments, schema, intent, name, earlier)
         required = [k for k in schema.get("required") or [] if k not in arguments]
         return Generation(
             arguments,
@@ -287,378 +262,3 @@ class ArgumentGenerator:
             decoder.stats.forced,
             placement.trace() if placement else None,
         )
-
-
-# --- grounding ----------------------------------------------------------------------------------------------
-def _word_list(text: str) -> list[str]:
-    return [stem(w) for w in _WORDS.findall(split_identifier(text).lower())]
-
-
-def _run_tokens(text: str) -> list[str]:
-    """Words, with the separators that carry structure (``/`` of a path, ``.`` of a file name) kept as
-    tokens: ``-``, ``_`` and spaces join words interchangeably, ``/`` and ``.`` do not."""
-    tokens: list[str] = []
-    for piece in re.split(r"([/.])", text):
-        tokens.extend([piece] if piece in ("/", ".") else _word_list(piece))
-    return tokens
-
-
-def _words(text: str) -> set[str]:
-    return set(_word_list(text))
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-class _Sources:
-    def __init__(self, text: str) -> None:
-        self.text = _normal(text)
-        tokens = _run_tokens(text)
-        self.words = set(tokens) - {"/", "."}
-        self._runs = " " + " ".join(tokens) + " "
-        # each stated number and how often
-        self.numbers = Counter(_NUMBER.findall(URL_PATTERN.sub(" ", text)))
-        for url in URL_PATTERN.findall(text):
-            self.numbers.update(_URL_DIGITS.findall(url))
-        self.quoted = [_normal(span) for span in quoted_spans(text)]
-        # an enum value said as the decoder reads it ("by creation date" → ``created``), outside quoted
-        # text: "Closes #130" in a quoted PR body asks for no ``state: closed``
-        self.said = sayer(without_quotes(text))
-
-    def quotes(self, value: str) -> bool:
-        """The value is text the request quotes (or holds a quoted span whole)."""
-        value = _normal(value)
-        return any(value in span or span in value for span in self.quoted)
-
-    def states_run(self, tokens: list[str]) -> bool:
-        """The words occur together, in this order (``docs-refresh`` from "docs refresh"), with the same
-        ``/`` and ``.`` between them."""
-        return f" {' '.join(tokens)} " in self._runs
-
-
-PRONOUNS = frozenset(
-    [
-        "i",
-        "me",
-        "my",
-        "mine",
-        "you",
-        "your",
-        "he",
-        "him",
-        "his",
-        "she",
-        "her",
-        "hers",
-        "it",
-        "its",
-        "we",
-        "us",
-        "our",
-        "they",
-        "them",
-        "their",
-        "this",
-        "that",
-    ]
-)
-
-
-def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sources: _Sources) -> bool:
-    if isinstance(value, bool):
-        return required or bool(_words(name) & sources.words)
-    if isinstance(value, int | float):
-        text = str(value)
-        return text in sources.numbers or (text.endswith(".0") and text[:-2] in sources.numbers)
-    if isinstance(value, str):
-        if not value.strip() or _PLACEHOLDER.match(value.strip()) or value.strip().lower() in PRONOUNS:
-            return False
-        if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
-            said = bool((_words(value) - STOPWORDS) & sources.words) or names_value(value, sources.said)
-            return required or said
-        if (words := _words(value)) and words <= _words(name):
-            return False  # the key's own name echoed as its value: ``labels: ["label"]`` from "bug-labelled"
-        if _normal(value) in sources.text:
-            return True
-        if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
-            # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
-            return value[:4] in sources.numbers
-        if FREE_TEXT.search(name.lower()):
-            words = _words(value)
-            return bool(words) and len(words & sources.words) / len(words) >= 0.5
-        # an identifier the model re-spelled (``docs-refresh`` from "docs refresh") is stated when its
-        # words stand together in the sources; words from all over the request glued into one value
-        # (``inventory-api.py``, ``lumen-ui/src/Button.tsx``), a path made of words ("docs folder" →
-        # ``docs/folder``) or a possessive (``my-blog``) are not. A path is never re-spelled: "the top
-        # level of psf/requests" names no ``top-level`` file
-        if "path" in name.lower():
-            return False
-        run = _run_tokens(value)
-        return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
-    return True
-
-
-def _numbers_in(value: Any) -> Counter[str]:
-    """The numbers a raw object's numeric values use, however deep."""
-    if isinstance(value, bool):
-        return Counter()
-    if isinstance(value, int | float):
-        return Counter([str(value)])
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    return sum((_numbers_in(v) for v in items), Counter())
-
-
-def _first_use(value: Any, sources: _Sources, used: dict[str, int]) -> bool:
-    """A number the sources state once fills one argument, not two (the 0.5B model repeats an id into
-    every numeric slot, or into a string one: ``run_id: 4433221100, workflow_id: "4433221100"``, ``repo:
-    "512", pullNumber: 512``). Numeric slots have the first claim (``used`` starts with their uses); a
-    string of digits gets a number only when the sources state it more often than they use it."""
-    if isinstance(value, bool):
-        return True
-    if isinstance(value, str) and value.isdigit():
-        used[value] = used.get(value, 0) + 1
-        return used[value] <= max(sources.numbers[value], 1)
-    if not isinstance(value, int | float):
-        return True
-    text = str(value)
-    used[text] = used.get(text, 0) + 1
-    return used[text] <= max(sources.numbers[text], 1)
-
-
-def tidy(value: Any, name: str) -> Any:
-    """Trailing sentence punctuation is not part of an identifier (``ivan-p.`` → ``ivan-p``)."""
-    if isinstance(value, str) and not FREE_TEXT.search(name.lower()):
-        return value.rstrip(".,;:!?")
-    if isinstance(value, list):
-        return [tidy(v, name) for v in value]
-    return value
-
-
-def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
-    """Keep the values the request or window supply; return them and the names of the dropped ones."""
-    sources = _Sources(text)
-    # A list's items come from the words outside any owner/repo, or are one whole: "lumen-labs/lumen-ui"
-    # names no labels ``lumen`` or ``lumen-ui`` (the 0.5B model lists them after the ones the request
-    # says), while "the acme-corp/backend-team team" is a reviewer.
-    unlinked = URL_PATTERN.sub(" ", text)
-    beside = _Sources(REPO_PATTERN.sub(" ", unlinked))
-    stated_slugs = set(REPO_PATTERN.findall(unlinked))
-    dropped: list[str] = []
-    used_numbers: dict[str, int] = {}
-    used_by_strings: dict[str, int] = dict(_numbers_in(raw))
-    named = named_keys(schema, text)
-
-    def walk(value: dict[str, Any], node: dict[str, Any], path: str) -> dict[str, Any]:
-        props = node.get("properties") or {}
-        required = set(node.get("required") or [])
-        kept: dict[str, Any] = {}
-        for key, item in value.items():
-            item = tidy(item, key)
-            prop = _resolve(props.get(key) or {}, schema)
-            where = f"{path}{key}"
-            if isinstance(item, dict):
-                inner = walk(item, prop, where + ".")
-                if inner and set(prop.get("required") or []) <= set(inner):
-                    kept[key] = inner
-                else:
-                    dropped.append(where)
-            elif isinstance(item, list):
-                item_schema = _resolve(prop.get("items") or {}, schema)
-                items = [
-                    v
-                    for v in item
-                    if _grounded(v, item_schema, key, False, sources)
-                    and (
-                        not isinstance(v, str)
-                        or _REPOSITORY_KEY.search(key)
-                        or v in stated_slugs
-                        or _grounded(v, {}, key, False, beside)
-                    )
-                ]
-                if items:
-                    kept[key] = items
-                else:
-                    dropped.append(where)
-            elif (
-                _grounded(item, prop, key, key in required or (isinstance(item, bool) and key in named), sources)
-                and _first_use(item, sources, used_by_strings if isinstance(item, str) else used_numbers)
-                and (key in required or not _unasked_prose(item, key, named, sources))
-            ):
-                kept[key] = item
-            else:
-                dropped.append(where)
-        return kept
-
-    return walk(raw, schema, ""), dropped
-
-
-_REPOSITORY_KEY = re.compile(r"owner|repo|org", re.IGNORECASE)
-
-
-def _unasked_prose(value: Any, key: str, named: set[str], sources: _Sources) -> bool:
-    """Prose for an optional key that the request neither quotes nor asks for by the key's name."""
-    return isinstance(value, str) and bool(PROSE.search(key.lower())) and key not in named and not sources.quotes(value)
-
-
-_FILE_NAME = re.compile(r"\.(?:[a-z]{1,4}|[ch]pp)$", re.IGNORECASE)
-_REPO_URL = re.compile(r"https?://[\w.-]+/([\w.-]+)/([\w.-]+)")
-
-
-def repositories(text: str) -> list[tuple[str, str]]:
-    """``owner/repo`` pairs a request names, in order: from URLs, then bare ``owner/repo`` shapes."""
-    found = [(m.group(1), m.group(2).removesuffix(".git")) for m in _REPO_URL.finditer(text)]
-    for match in REPO_PATTERN.finditer(URL_PATTERN.sub(" ", text)):
-        owner, _, repo = match.group(0).partition("/")
-        found.append((owner, repo.rstrip(".")))
-    return list(dict.fromkeys(found))
-
-
-def own_repository_elsewhere(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The call's own ``owner/repo`` in another argument is the model echoing it: a branch, base or head
-    equal to it, or an item of its assignees, labels or reviewers. Only the call's own pair: a branch
-    such as ``hotfix/invoice-rounding`` has the same shape, and a team such as ``acme-corp/backend-team``
-    is a real reviewer."""
-    own = f"{arguments.get('owner')}/{arguments.get('repo')}"
-    kept: dict[str, Any] = {}
-    for key, value in arguments.items():
-        if key == "owner" or "repo" in key.lower():  # the pair itself, or a key meant to hold repositories
-            kept[key] = value
-        elif isinstance(value, list):
-            if items := [v for v in value if v != own]:
-                kept[key] = items
-        elif value != own:
-            kept[key] = value
-    return kept
-
-
-def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
-    """Entity pre-extraction for ``owner``/``repo`` schemas: when the request names ``owner/repo``
-    pairs and the model's pair is none of them, the first one the request names wins (the 0.5B model
-    swaps the halves, takes a branch name, or keeps the previous turn's repository after "same for
-    pallets/flask"). Where the schema also takes a file path, ``render/shader.cpp`` is a path, not a
-    repository, and the model's pair stands."""
-    props = schema.get("properties") or {}
-    if "owner" not in props or "repo" not in props:
-        return arguments
-    takes_path = any(names_a_path(name) for name in props)
-    pairs = [p for p in repositories(intent) if not (takes_path and _FILE_NAME.search(p[1]))]
-    if not pairs or (arguments.get("owner"), arguments.get("repo")) in pairs:
-        return arguments
-    owner, repo = pairs[0]
-    return {**arguments, "owner": owner, "repo": repo}
-
-
-_MY_REPOSITORY = re.compile(r"\bmy ([\w.-]+) (?:repo|repository)\b", re.IGNORECASE)
-_LOGIN = re.compile(r"\blogin=([\w.-]+)")
-
-
-def my_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str, earlier: str) -> dict[str, Any]:
-    """ "my dotfiles repo" names the repository and says the owner is the user: the 0.5B model writes
-    ``owner: "dotfiles"`` (or ``"develop"``, a branch from the same request) and ``repo: "repo"``. The
-    repository is the named word; the owner is the user's login when an earlier result in the session
-    says it (``get_me`` → ``login=dana-k``), else it is left out and asked for. A request that names an
-    ``owner/repo`` pair is left to :func:`anchor_repository`."""
-    props = schema.get("properties") or {}
-    match = _MY_REPOSITORY.search(intent)
-    if "owner" not in props or "repo" not in props or match is None or repositories(intent):
-        return arguments
-    fixed = {key: value for key, value in arguments.items() if key != "owner"}
-    fixed["repo"] = match.group(1)
-    if login := _LOGIN.findall(earlier):
-        fixed["owner"] = login[-1]
-    return fixed
-
-
-_ORG = re.compile(r"\b([\w][\w.-]*) (?:org|organization)\b|\b(?:org|organization) ([\w][\w.-]*)", re.IGNORECASE)
-_NOT_A_NAME = frozenset(["the", "an", "a", "my", "our", "your", "their", "this", "that", "whole", "entire", "same"])
-
-
-def scope_qualifiers(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
-    """A search whose query parameter documents the ``repo:owner/repo`` or ``org:`` qualifier (GitHub's
-    code and commit search do) and whose schema has no ``owner``/``repo`` of its own gets the scope the
-    request names added to the query: "find usages of useSyncExternalStore in facebook/react" otherwise
-    searches all of GitHub. The 0.5B model writes the search words and leaves the scope out."""
-    props = schema.get("properties") or {}
-    query, query_schema = arguments.get("query"), props.get("query")
-    if not isinstance(query, str) or not isinstance(query_schema, dict) or "owner" in props or "repo" in props:
-        return arguments
-    documented = str(query_schema.get("description", ""))
-    scopes: list[str] = []
-    if "repo:" in documented:
-        scopes += [f"repo:{owner}/{repo}" for owner, repo in repositories(intent)]
-    if "org:" in documented and not scopes:
-        for match in _ORG.finditer(URL_PATTERN.sub(" ", intent)):
-            name = match.group(1) or match.group(2)
-            if name.lower() not in _NOT_A_NAME:
-                scopes.append(f"org:{name}")
-                break
-    for scope in scopes:
-        if scope.lower() in query.lower():
-            continue
-        bare = rf"(?<![\w:/-]){re.escape(scope.partition(':')[2])}(?![\w/-])"
-        query, named = re.subn(bare, scope, query, count=1)  # named, but not as a qualifier
-        if not named:
-            query = f"{query} {scope}"
-    return {**arguments, "query": query}
-
-
-def whole_path(arguments: dict[str, Any], intent: str) -> dict[str, Any]:
-    """A file the request names with its folders (``render/shader.cpp``) is meant whole: the 0.5B model
-    sometimes keeps only the last part (``path: "shader.cpp"``). A path value that ends exactly one
-    ``/``-joined word of the request takes that word; the ``owner/repo`` the call already names is not
-    a path."""
-    repository = f"{arguments.get('owner')}/{arguments.get('repo')}"
-    words = {w.strip("'\"`()[]{}<>,;:!?").rstrip(".") for w in intent.split()}
-    paths = [w for w in words if "/" in w and w != repository and not URL_PATTERN.match(w)]
-    whole = dict(arguments)
-    for key, value in arguments.items():
-        if isinstance(value, str) and value.strip("/") and names_a_path(key):
-            longer = [w for w in paths if w.endswith("/" + value.lstrip("/"))]
-            if len(longer) == 1:
-                whole[key] = longer[0]
-    return whole
-
-
-_REQUEST_WORD = re.compile(r"[\w.-]*\w")
-
-
-def whole_word(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
-    """An identifier the request states inside a longer word is meant whole: the 0.5B model writes
-    ``owner: "astro"`` for "withastro" and ``cveId: "2024-3094"`` for "CVE-2024-3094". A top-level
-    string that is no word of the request but part of exactly one takes that word; prose, enum values
-    and values that are words of their own are left alone."""
-    words = set(_REQUEST_WORD.findall(URL_PATTERN.sub(" ", intent)))
-    whole = dict(arguments)
-    for key, raw in properties(schema):
-        value = arguments.get(key)
-        if not isinstance(value, str) or len(value) < 2 or "enum" in raw or FREE_TEXT.search(key.lower()):
-            continue
-        if value in words or re.search(r"\s", value):
-            continue
-        longer = [w for w in words if value in w]
-        if len(longer) == 1:
-            whole[key] = longer[0]
-    return whole
-
-
-def number_not_id(arguments: dict[str, Any], numbers_by_id: dict[int, int]) -> dict[str, Any]:
-    """A parameter named ``…number`` takes a record's number, not its id. Earlier results say
-    ``number=73 id=3300112233`` side by side, and the 0.5B model copies the id into ``issue_number``
-    about as often as the number; within one record the two are unambiguous
-    (:meth:`SessionWindow.numbers_by_id`)."""
-    return {
-        key: numbers_by_id.get(value, value) if key.lower().endswith("number") and type(value) is int else value
-        for key, value in arguments.items()
-    }
-
-
-def split_owner_repo(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """``owner: "octo-org/app"`` → ``owner: "octo-org", repo: "app"`` when the schema has both."""
-    props = schema.get("properties") or {}
-    owner = arguments.get("owner")
-    if "repo" in props and isinstance(owner, str) and owner.count("/") == 1:
-        head, tail = owner.split("/")
-        if head and tail:
-            return {**arguments, "owner": head, "repo": tail}
-    return arguments

@@ -415,7 +415,7 @@ class SchemaDecoder:
             kind, entity = self.entities.pop(0)
             if (kind == "number" and entity in numbers) or (kind != "number" and entity.lower() in text):
                 continue
-            homes = [(n, p) for n, p in left if _could_hold(kind, n, p)]
+            homes = [(n, p) for n, p in left if could_hold(kind, n, p)]
             if homes:
                 return homes
         return []
@@ -436,7 +436,7 @@ _BRANCH_KEY = re.compile(r"branch|ref|head|base", re.IGNORECASE)
 _NOT_A_BRANCH_KEY = re.compile(r"owner|repo|query|path|message|title|body", re.IGNORECASE)
 
 
-def _could_hold(kind: str, name: str, prop: dict[str, Any]) -> bool:
+def could_hold(kind: str, name: str, prop: dict[str, Any]) -> bool:
     """A number goes to a numeric key or a string id (``resource_id``); a path to a path or file key."""
     shape = _type_of(prop)
     if kind == "number":

@@ -29,14 +29,15 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .arguments import _PLACEHOLDER, ArgumentGenerator, Generation, schema_text
+from .arguments import ArgumentGenerator, Generation, schema_text
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
 from .engine import EngineSettings, LlamaEngine
 from .evaluation import bootstrap_median_ci, load_queries, wilson
 from .exceptions import ConfigError
 from .generation_service import resolve_model
-from .mentions import FREE_TEXT
+from .grounding import PLACEHOLDER
+from .mentions import FREE_TEXT, number_cues
 from .validation import validator_for
 from .window import SessionWindow
 
@@ -99,8 +100,10 @@ def _labelled(query: dict[str, Any], tool: str) -> set[str]:
 
 def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> int:
     """Values sent that the request does not contain: placeholders, example values, invented ids.
-    Closed-set values (enums) and dates (normalised by the model) are not counted."""
+    Closed-set values (enums) and dates (normalised by the model) are not counted; a number the request
+    states in words ("the second page") is contained."""
     text = " ".join(sources.lower().split())
+    in_words = {number for number, _ in number_cues(sources)}
     props = schema.get("properties") or {}
     count = 0
     for key, value in arguments.items():
@@ -109,12 +112,12 @@ def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> in
         if isinstance(prop.get("enum"), list) or (isinstance(value, str) and _DATE.match(value)):
             continue
         if isinstance(value, str):
-            if _PLACEHOLDER.match(value.strip()) or (
+            if PLACEHOLDER.match(value.strip()) or (
                 not FREE_TEXT.search(key.lower()) and " ".join(value.lower().split()) not in text
             ):
                 count += 1
-        elif isinstance(value, int | float) and not isinstance(value, bool) and str(value) not in sources:
-            count += 1
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            count += str(value) not in sources and str(value) not in in_words
     return count
 
 

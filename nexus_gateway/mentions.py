@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .affordance import URL_PATTERN
-from .lexical import STOPWORDS, split_identifier, stem
+from .lexical import STOPWORDS, split_identifier, stem, tokenize
 
 _WORDS = re.compile(r"[a-z0-9]+")
 # Keys that hold free text (a body, a title, a search query): the home of a quoted span.
@@ -30,6 +30,23 @@ def without_quotes(text: str) -> str:
     for span in quoted_spans(text):
         text = text.replace(span, " ")
     return text
+
+
+_ROLE_LEAD = re.compile(r"(?:\b(?:to|as|of|is|be)|[:=])\s*$", re.IGNORECASE)
+_LAST_WORD = re.compile(r"([A-Za-z]{4,})\s*$")
+
+
+def quoted_roles(intent: str) -> list[tuple[str, str]]:
+    """Each quoted span with the word that says what it is: "set the description to 'Implements …'" →
+    ``("Implements …", "description")``, "commit message 'fix typo'" → ``("fix typo", "message")``,
+    "titled 'Crash …'" → ``("Crash …", "titled")``. Spans without such a word are left out."""
+    roles = []
+    for match in _QUOTED.finditer(intent):
+        before = _ROLE_LEAD.sub("", intent[: match.start()].rstrip()).rstrip()
+        word = _LAST_WORD.search(before)
+        if word and word.group(1).lower() not in STOPWORDS:
+            roles.append((match.group(2), word.group(1).lower()))
+    return roles
 
 
 # Key words that name the place of a value, not the value: every GitHub call has an owner and a repo,
@@ -50,7 +67,7 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
     def by_words(words: list[str]) -> bool:
         return bool(words) and not any(w in GENERIC_KEY_WORDS for w in words) and all(names(w) for w in words)
 
-    return _keys_named(schema, by_words, said) | set(said_flags(schema, intent))
+    return _keys_named(schema, by_words, sayer(affirmed(intent))) | set(said_flags(schema, intent))
 
 
 def key_word_namer(intent: str, said: Callable[[str], bool]) -> Callable[[str], bool]:
@@ -81,17 +98,56 @@ def named_values(schema: dict[str, Any], intent: str) -> dict[str, list[Any]]:
     failed" → ``method: rerun_failed_jobs``, "close it as a duplicate" → ``state_reason: duplicate``.
     The 0.5B model picks ``cancel_workflow_run`` or ``completed`` there; the decoder chooses among the
     named values only."""
-    said, typed = sayer(intent), sayer(intent, typos=True)
+    wanted = affirmed(intent)
+    said, typed, whole = sayer(wanted), sayer(wanted, typos=True), sayer(intent)
     named: dict[str, list[Any]] = dict(said_flags(schema, intent))
     required = set(schema.get("required") or [])
     for key, raw in properties(schema):
         enum = raw.get("enum")
         if isinstance(enum, list):
-            values = [v for v in enum if names_value(v, said)]
+            values = [v for v in enum if names_value(v, said) or (_negative(v) and names_value(v, whole))]
             values = values or (best_said(enum, typed) if key in required else [])
             if values:
                 named[key] = values
     return named
+
+
+# What a request says it does not want: "the general comments (not the code review ones)", "don't
+# submit anything yet". Its words name no value.
+_NEGATED = re.compile(r"(?:\b(?:not|never|without|except)\b|n't\b)[^,.;:!?()\n]*", re.IGNORECASE)
+
+
+def without_negations(text: str) -> str:
+    return _NEGATED.sub(" ", text)
+
+
+# "Open an issue …" asks to create one, not for ``state: open``
+_OPEN_SOMETHING = re.compile(r"\bopen(?=\s+(?:a|an|new|up\s+a)\b)", re.IGNORECASE)
+
+
+def affirmed(text: str) -> str:
+    """The text whose words may name a value: outside quotes, outside what the request says it does not
+    want, and without "open" used as the verb of creating something ("Open an issue titled …")."""
+    return _OPEN_SOMETHING.sub(" ", without_negations(without_quotes(text)))
+
+
+def _negative(value: Any) -> bool:
+    """A value that itself says "not" (``not_planned``) is said by a negation."""
+    return isinstance(value, str) and "not" in _WORDS.findall(split_identifier(value).lower())
+
+
+def named_items(enum: list[Any], intent: str) -> list[Any]:
+    """The items of a list-of-choices parameter (``fields``) the request names: "just tag names and
+    publish dates" → ``tag_name``, ``published_at`` (a value's function words, "at", need not be
+    said), not ``name``, whose words a longer named item says."""
+    said = sayer(affirmed(intent))
+    words = {
+        value: [w for w in _WORDS.findall(split_identifier(value).lower()) if w not in STOPWORDS]
+        for value in enum
+        if isinstance(value, str) and len(value) >= 4
+    }
+    named = [v for v, ws in words.items() if ws and all(_says_value_word(w, said) for w in ws)]
+    return [v for v in named if not any(set(words[v]) < set(words[o]) for o in named)]
 
 
 def best_said(enum: list[Any], said: Callable[[str], bool]) -> list[Any]:
@@ -244,7 +300,7 @@ def free_text_keys(schema: dict[str, Any]) -> set[str]:
 
 # A number that stands as a value ("issue 45", "#88", "top 5", "run 11223344556"), not one inside a date,
 # a version ("4.x", "v11.0.x", "3.12"), a URL, an identifier or quoted text.
-_STATED_NUMBER = re.compile(r"(?<![\w.#/:-])#?(\d+)(?![\w/:-]|\.\w)")
+_STATED_NUMBER = re.compile(r"(?<![\w.#/:-])#?(\d+)(?![\w/-]|:\d|\.\w)")
 # A file path: a name with an extension ("pyproject.toml") or a path of three or more parts
 # ("src/auth/session.go"); two parts ("fix/tooltip", "octo-org/app") are as often a branch or a repository.
 _STATED_PATH = re.compile(
@@ -268,8 +324,13 @@ _BRANCH_PHRASES = [
 ]
 _NOT_BRANCH_TEXT = """the a an new this that same default my your our its their another which what each every one any
 all base head feature remote local current other separate release to in on of from for and or with is was it them
-me pr prs pull request issue repo repository"""
+me pr prs pull request issue repo repository into onto against"""
 _NOT_BRANCH_NAMES = frozenset(_NOT_BRANCH_TEXT.split())
+
+
+def _may_name_a_branch(word: str) -> bool:
+    """Not a function word, and not a participle ("on that branch containing …")."""
+    return word.lower() not in _NOT_BRANCH_NAMES and not re.fullmatch(r"[a-z]+(?:ing|ed)", word)
 
 
 def stated_branches(text: str) -> list[str]:
@@ -277,8 +338,92 @@ def stated_branches(text: str) -> list[str]:
     found: list[str] = []
     for pattern in _BRANCH_PHRASES:
         for match in pattern.finditer(text):
-            found += [name for name in match.groups() if name and name.lower() not in _NOT_BRANCH_NAMES]
+            found += [name for name in match.groups() if name and _may_name_a_branch(name)]
     return [name for name in dict.fromkeys(found) if not name.isdigit()]
+
+
+# The words just before a stated number say whose number it is ("issue 45", "run 9876543210", "issue ID
+# 2718281828", "project 2"); "#12" is an issue or pull request number; "50 per page" is a page size.
+_CUE_WORD = re.compile(r"(?<![\w/.-])([A-Za-z][A-Za-z-]*)\s+$")
+_PER_UNIT = re.compile(r"\s+per\s+([a-z]+)", re.IGNORECASE)
+# "the last 5 releases", "give me the top 5": a page size or a limit
+_HOW_MANY = frozenset(["top", "last", "first", "latest", "recent"])
+_PAGE_SIZE_WORDS = frozenset(["per", "limit", "count", "max", "size"])
+_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
+_ORDINAL_PAGE = re.compile(rf"\b({'|'.join(_ORDINALS)})\s+page\b", re.IGNORECASE)
+
+
+def number_cues(intent: str) -> list[tuple[str, frozenset[str]]]:
+    """Each stated number with the words that say what it numbers: up to two words right before it
+    (stopping at a function word, so "a sub-issue of #12" gives none), ``#`` when it is written
+    ``#12``, and "per X" after it; "top 5" and "the last 5" are a page size or a limit, "the second
+    page" is page 2. The words are tokenised as key names are (stemmed, ``PR`` → "pull
+    request"), so they can be matched against a schema's keys (:func:`arguments.cued_numbers`)."""
+    text = _STATED_PATH.sub(" ", without_quotes(URL_PATTERN.sub(" ", intent)))
+    cues: list[tuple[str, frozenset[str]]] = []
+    for match in _STATED_NUMBER.finditer(text):
+        words = {"#"} if match.group(0).startswith("#") else set()
+        before = text[: match.start()]
+        for _ in range(2):
+            word = _CUE_WORD.search(before)
+            said = tokenize(word.group(1)) if word else []
+            if not word or not said:
+                break
+            words.update(said)
+            before = before[: word.start()]
+        per = _PER_UNIT.match(text, match.end())
+        if per:
+            words.update(["per", *tokenize(per.group(1))])
+        if words & _HOW_MANY:
+            words |= _PAGE_SIZE_WORDS
+        cues.append((match.group(1), frozenset(words)))
+    for match in _ORDINAL_PAGE.finditer(text):  # "the second page"
+        cues.append((str(_ORDINALS.index(match.group(1).lower()) + 1), frozenset(["page"])))
+    return cues
+
+
+# A pull request's two branches: "fix/tooltip -> develop", "from feature-x into main", "a PR against develop".
+_ROLE_NAME = r"([A-Za-z0-9][\w./:-]*\w|\w)"  # ``octo-org:feature/dark-mode`` names a fork's branch
+_FROM_TO = re.compile(rf"(?<![\w./-]){_BRANCH_NAME}\s*(?:->|→|=>)\s*{_BRANCH_NAME}(?![\w./-])")
+_TARGET = re.compile(rf"\b(?:against|into|onto)\s+(?:the\s+)?{_ROLE_NAME}(?![\w./:-])", re.IGNORECASE)
+_SOURCE = re.compile(r"\b(?:from|off(?:\s+of)?)\s+((?:\S+\s+){0,3}\S+|\S+)", re.IGNORECASE)
+
+
+def _source_name(words: list[str]) -> str:
+    """The branch in the words after "from"/"off": "the develop branch", "teh branch octo-org:x", "main"."""
+    words = [w.strip(",.;:!?()'\"") for w in words]
+    if words and words[0].lower() == "the":
+        words = words[1:]
+    if len(words) >= 3 and words[1].lower() == "branch" and words[2].lower() not in _NOT_BRANCH_NAMES:
+        return words[2]
+    if len(words) >= 2 and words[0].lower() == "branch":
+        return words[1]
+    return words[0] if words else ""
+
+
+def branch_roles(intent: str) -> dict[str, str]:
+    """The branch a request merges from (``source``) and into (``target``), where its words say so. A
+    request that names a target and exactly one other branch ("I pushed to the refactor/db-layer branch
+    … open a PR against develop") names the source too."""
+    text = without_quotes(URL_PATTERN.sub(" ", intent))
+    roles: dict[str, str] = {}
+
+    def named(name: str) -> bool:
+        return bool(name) and _may_name_a_branch(name) and not name.isdigit() and not name.startswith("/")
+
+    arrow = _FROM_TO.search(text)
+    if arrow and named(arrow.group(1) or "") and named(arrow.group(2) or ""):
+        roles = {"source": arrow.group(1), "target": arrow.group(2)}
+    targets = [m.group(1) for m in _TARGET.finditer(text) if named(m.group(1))]
+    sources = [name for m in _SOURCE.finditer(text) if named(name := _source_name(m.group(1).split()))]
+    for role, found in (("target", targets), ("source", sources)):
+        if len(found) == 1 and role not in roles:
+            roles[role] = found[0]
+    if "target" in roles and "source" not in roles:
+        others = [name for name in stated_branches(text) if name != roles["target"]]
+        if len(others) == 1:
+            roles["source"] = others[0]
+    return roles
 
 
 def stated_entities(intent: str) -> list[tuple[str, str]]:

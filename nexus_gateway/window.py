@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from .lexical import STOPWORDS
+from .lexical import STOPWORDS, tokenize
 
 SURROGATE_CHARS = 240  # ~64 tokens
 TURNS = 3
@@ -168,6 +168,37 @@ def numbers_by_id(result: Any) -> dict[int, int]:
     return {ident: number for ident, number in pairs if ident is not None and number is not None}
 
 
+def number_kinds(tool: str, arguments: dict[str, Any], result: Any) -> dict[int, frozenset[str]]:
+    """What each number of a turn numbers, in words: a record's ``id`` in ``workflow_runs`` is a
+    {workflow, run}, a ``job_id`` field a {job}, an argument ``run_id`` a {run}; a single record's own
+    ``id``/``number`` takes the tool's words (``get_issue`` → {get, issue}). A later turn that copies
+    the number into the wrong key (``job_id`` for "the failed one" of a run list) can be set right."""
+    result = _parsed(result)
+    kinds: dict[int, set[str]] = {}
+
+    def note(value: Any, words: list[str]) -> None:
+        number = _integer(value)
+        if number is not None and words:
+            kinds.setdefault(number, set()).update(words)
+
+    for key, value in arguments.items():
+        note(value, [w for w in tokenize(key) if w not in ("id", "number")])
+    lists = _record_lists(result)
+    singles = [result] if isinstance(result, dict) else []
+    for record in singles:
+        for field in ("id", "number"):
+            note(record.get(field), tokenize(tool))
+    for name, records in lists:
+        for record in records:
+            for field in ("id", "number"):
+                note(record.get(field), tokenize(name) if name else [])
+    for record in singles + [r for _, rs in lists for r in rs]:
+        for field, value in record.items():
+            if field.lower().endswith(("_id", "_number")):
+                note(value, [w for w in tokenize(field) if w not in ("id", "number")])
+    return {number: frozenset(words) for number, words in kinds.items()}
+
+
 @dataclass(frozen=True)
 class Turn:
     intent: str
@@ -176,6 +207,7 @@ class Turn:
     result: str  # the surrogate
     numbers: dict[int, int]  # id → number of the result's records
     raw: Any = None  # the parsed result, for a surrogate focused on a later request
+    kinds: dict[int, frozenset[str]] | None = None  # what each number numbers (:func:`number_kinds`)
 
 
 REFERRING = frozenset(
@@ -222,7 +254,8 @@ class SessionWindow:
 
     def add(self, intent: str, tool: str, arguments: dict[str, Any], result: Any) -> None:
         parsed = _parsed(result)
-        self.turns.append(Turn(intent, tool, dict(arguments), surrogate(parsed), numbers_by_id(parsed), parsed))
+        kinds = number_kinds(tool, arguments, parsed)
+        self.turns.append(Turn(intent, tool, dict(arguments), surrogate(parsed), numbers_by_id(parsed), parsed, kinds))
 
     def render(self, intent: str | None = None) -> str:
         """The prompt's ``Earlier:`` block (empty when the session is new); given the new request, each
@@ -241,6 +274,22 @@ class SessionWindow:
     def numbers_by_id(self) -> dict[int, int]:
         """``id → number`` over the turns' results, the latest turn last."""
         return {ident: number for turn in self.turns for ident, number in turn.numbers.items()}
+
+    def number_kinds(self) -> dict[int, frozenset[str]]:
+        """What each number of the turns numbers, the latest turn's words first in line."""
+        return {number: words for turn in self.turns for number, words in (turn.kinds or {}).items()}
+
+    def branches(self) -> list[tuple[str, str | None]]:
+        """The branches the turns worked on (their ``branch`` or ``head`` argument), each with the
+        owner of the repository it was in."""
+        found = []
+        for turn in self.turns:
+            owner = turn.arguments.get("owner")
+            for key in ("branch", "head"):
+                name = turn.arguments.get(key)
+                if isinstance(name, str) and name:
+                    found.append((name, owner if isinstance(owner, str) else None))
+        return found
 
     def sources(self) -> str:
         """Everything a generated value may be copied from, besides the intent."""

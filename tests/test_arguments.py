@@ -15,24 +15,15 @@ from conftest import TESTS, node_server, result_json, result_text, stdio_gateway
 from mcp import ClientSession
 from mcp.types import CallToolResult
 
-from nexus_gateway.arguments import (
-    ArgumentGenerator,
-    anchor_repository,
-    ground,
-    my_repository,
-    number_not_id,
-    own_repository_elsewhere,
-    scope_qualifiers,
-    split_owner_repo,
-    whole_path,
-    whole_word,
-)
+from nexus_gateway.arguments import ArgumentGenerator
 from nexus_gateway.decoding import schema_grammar
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
+from nexus_gateway.grounding import ground
 from nexus_gateway.ir import compressed_ir
 from nexus_gateway.mentions import (
+    branch_roles,
     free_text_keys,
     named_keys,
     named_values,
@@ -42,6 +33,25 @@ from nexus_gateway.mentions import (
     stated_entities,
 )
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
+from nexus_gateway.placement import (
+    anchor_repository,
+    bare_quotes,
+    cued_numbers,
+    listed_items,
+    my_repository,
+    number_not_id,
+    other_repository,
+    own_repository_elsewhere,
+    pull_request_branches,
+    quotes_where_named,
+    scope_qualifiers,
+    source_branch_from_window,
+    split_owner_repo,
+    stated_homes,
+    whole_path,
+    whole_word,
+    window_numbers_placed,
+)
 from nexus_gateway.window import SessionWindow, referent, surrogate
 
 REGISTRY = json.loads((TESTS / "fixtures" / "local_registry.json").read_text())
@@ -210,6 +220,16 @@ def test_entities_the_request_names_win_over_the_models_guesses() -> None:
     }
     kept = anchor_repository({"owner": "pixel-forge", "repo": "engine"}, repo_and_path, "comment on render/shader.cpp")
     assert kept == {"owner": "pixel-forge", "repo": "engine"}  # a path, not a repository
+    linked = {"properties": {"owner": {}, "repo": {}, "related_owner": {}, "related_repo": {}}}
+    said = "octo-org/app#10 no longer blocks octo-org/app-backend#15, remove that link"
+    assert other_repository({"owner": "octo-org", "repo": "app"}, linked, said) == {
+        "owner": "octo-org",
+        "repo": "app",
+        "related_owner": "octo-org",
+        "related_repo": "app-backend",
+    }
+    said = "what's being discussed in the next.js repo under vercel?"
+    assert anchor_repository({"owner": "vercel"}, ISSUE, said) == {"owner": "vercel", "repo": "next.js"}
     numbers = {"properties": {"after_id": {"type": "integer"}, "before_id": {"type": "integer"}}}
     kept, dropped = ground({"after_id": 2718, "before_id": 2718}, numbers, "move it after 2718")
     assert kept == {"after_id": 2718} and dropped == ["before_id"]
@@ -323,6 +343,41 @@ def test_a_number_parameter_takes_the_records_number_not_its_id() -> None:
     apart.add("show issue 5", "issue_read", {}, {"number": 5, "title": "x"})
     apart.add("show comment 901", "get_comment", {}, '{"id": 901}')
     assert number_not_id({"issue_number": 901}, apart.numbers_by_id()) == {"issue_number": 901}
+
+
+def test_a_number_from_an_earlier_turn_goes_to_the_key_its_kind_names() -> None:
+    window = SessionWindow()
+    runs = {"workflow_runs": [{"id": 9876543210, "conclusion": "failure"}, {"id": 9876500001}]}
+    window.add("recent workflow runs in a/b", "actions_list", {"owner": "a", "repo": "b"}, runs)
+    logs = {"properties": {"job_id": {"type": "integer"}, "run_id": {"type": "integer"}}}
+    kinds = window.number_kinds()
+    assert window_numbers_placed({"job_id": 9876543210}, logs, kinds) == {"run_id": 9876543210}
+    window.add("logs of its failed jobs", "get_job_logs", {"run_id": 9876543210}, {"logs": [{"job_id": 277}]})
+    # a job's id stays a job id; a key already written is not overwritten
+    assert window_numbers_placed({"job_id": 277}, logs, window.number_kinds()) == {"job_id": 277}
+    both = {"job_id": 9876543210, "run_id": 1}
+    assert window_numbers_placed(both, logs, window.number_kinds()) == both
+
+
+def test_a_pull_requests_source_is_the_branch_the_session_worked_on() -> None:
+    pull = {
+        "properties": {
+            "owner": {"type": "string"},
+            "head": {"type": "string", "description": "Branch containing changes"},
+            "base": {"type": "string", "description": "Branch to merge into"},
+        }
+    }
+    window = SessionWindow()
+    window.add("create branch docs/guide off main in h/c", "create_branch", {"owner": "h", "branch": "docs/guide"}, {})
+    window.add("add docs/API.md on that branch", "create_or_update_file", {"owner": "h", "branch": "docs/guide"}, {})
+    wrong = {"owner": "h", "head": "docs/API.md", "base": "main"}
+    said = "open a PR for it into main"
+    assert source_branch_from_window(wrong, pull, said, window.branches())["head"] == "docs/guide"
+    fork = SessionWindow()  # a branch made in the user's fork is a cross-repository head
+    fork.add("create a branch fix-typo in my fork", "create_branch", {"owner": "dana-k", "branch": "fix-typo"}, {})
+    upstream = {"owner": "sveltejs", "head": "fix-typo", "base": "main"}
+    got = source_branch_from_window(upstream, pull, "open a PR from that branch to main", fork.branches())
+    assert got["head"] == "dana-k:fix-typo"
 
 
 LABELS = {
@@ -448,6 +503,142 @@ def test_list_items_and_numbers_come_from_what_the_request_states() -> None:
     assert kept == {"ref": "4.x"} and dropped == ["start_line"]  # a version's digits are no number
     link = "react to https://github.com/o/r/pull/318#discussion_r1650022311"
     assert ground({"comment_id": 1650022311}, blame, link)[0] == {"comment_id": 1650022311}
+
+
+def test_what_the_request_says_it_does_not_want_names_no_value() -> None:
+    pull = {
+        "properties": {"method": {"type": "string", "enum": ["get", "get_comments", "get_review_comments"]}},
+        "required": ["method"],
+    }
+    said = "show the general conversaton comments (not the code review ones) on a/b pr 91"
+    assert named_values(pull, said) == {"method": ["get_comments"]}
+    reason = {"properties": {"state_reason": {"type": "string", "enum": ["completed", "not_planned", "duplicate"]}}}
+    assert named_values(reason, "close it as not planned") == {"state_reason": ["not_planned"]}
+    assert named_values(reason, "close it, it's not a duplicate") == {}
+    # "Open an issue" creates one; it names no state
+    state = {"properties": {"state": {"type": "string", "enum": ["open", "closed"]}, "title": {"type": "string"}}}
+    assert named_keys(state, "Open an issue in a/b titled 'x'") == {"title"}
+    assert ground({"state": "open", "title": "x"}, state, "Open an issue in a/b titled 'x'")[0] == {"title": "x"}
+    assert ground({"state": "open"}, state, "list the open issues in a/b")[0] == {"state": "open"}
+
+
+def test_a_list_of_choices_holds_the_items_the_request_says() -> None:
+    releases = {
+        "properties": {"fields": {"type": "array", "items": {"enum": ["id", "tag_name", "name", "published_at"]}}}
+    }
+    said = "list the last 5 releases of a/b. Just tag names and publish dates is fine."
+    assert listed_items({"fields": ["tag_name"]}, releases, said, "list_releases") == {
+        "fields": ["tag_name", "published_at"]
+    }
+    assert listed_items({"fields": ["name", "id"]}, releases, "open that file", "get_file_contents") == {}
+    commits = {"properties": {"fields": {"type": "array", "items": {"enum": ["sha", "html_url", "commit"]}}}}
+    said = "list commits on the v11 branch, i only need sha + html url"
+    assert listed_items({"fields": ["sha"]}, commits, said, "list_commits") == {"fields": ["sha", "html_url"]}
+
+
+def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
+    sub = {
+        "properties": {
+            "issue_number": {"type": "integer"},
+            "sub_issue_id": {"type": "integer"},
+            "before_id": {"type": "integer"},
+        }
+    }
+    said = "Add issue ID 2718281828 as a sub-issue of #12 in z/m"
+    swapped = {"issue_number": 2718281828, "sub_issue_id": 12}
+    assert cued_numbers(swapped, sub, said) == {"issue_number": 12, "sub_issue_id": 2718281828}
+    # "#12" wins over the previous turn's issue; "it" keeps the id the window supplied
+    earlier = {"issue_number": 431, "sub_issue_id": 2718281828}
+    assert cued_numbers(earlier, sub, "make it a sub-issue of epic #12")["issue_number"] == 12
+    # two numbers cued alike name no key; an uncued number moves nowhere
+    twice = {"issue_number": 9, "before_id": 2}
+    assert cued_numbers(twice, sub, "it hangs under #2 but belongs to #9") == twice
+    assert cued_numbers({"issue_number": 5}, sub, "show the last 5 of them") == {"issue_number": 5}
+    logs = {"properties": {"run_id": {"type": "integer"}, "job_id": {"type": "integer"}}}
+    assert cued_numbers({"job_id": 98765}, logs, "Run 98765 went red") == {"run_id": 98765}
+    pages = {"properties": {"page": {"type": "integer"}, "perPage": {"type": "integer"}}}
+    assert cued_numbers({"page": 50}, pages, "the second page, 50 per page") == {"page": 2, "perPage": 50}
+    assert cued_numbers({}, pages, "the last 5 releases") == {"perPage": 5}
+    ids = {"properties": {"notificationID": {"type": "string"}}}
+    assert cued_numbers({}, ids, "mark notification id 1234 as read") == {"notificationID": "1234"}
+
+
+def test_a_pull_requests_branches_follow_from_and_into() -> None:
+    assert branch_roles("make pr in a/b  fix/tooltip -> develop, title 'x'") == {
+        "source": "fix/tooltip",
+        "target": "develop",
+    }
+    assert branch_roles("I pushed to the refactor/db-layer branch on a/b. Open a PR against develop") == {
+        "target": "develop",
+        "source": "refactor/db-layer",
+    }
+    assert branch_roles("open a PR from the develop branch into main") == {"target": "main", "source": "develop"}
+    assert branch_roles("any prs open from teh branch octo-org:feature/dark-mode?") == {
+        "source": "octo-org:feature/dark-mode"
+    }
+    assert branch_roles("now open a PR from that branch to upstream main") == {}
+    pull = {
+        "properties": {
+            "head": {"type": "string", "description": "Branch containing changes"},
+            "base": {"type": "string", "description": "Branch to merge into"},
+            "title": {"type": "string"},
+        }
+    }
+    said = "pushed to the refactor/db-layer branch; open a PR against develop"
+    assert pull_request_branches({"base": "refactor/db-layer"}, pull, said) == {
+        "base": "develop",
+        "head": "refactor/db-layer",
+    }
+    # a branch the request states for the key stays; "a review from ivan-p" names no branch
+    stated = "- head: hotfix/x\n- base: main\nAlso request a review from ivan-p."
+    assert pull_request_branches({"head": "hotfix/x", "base": "main"}, pull, stated) == {
+        "head": "hotfix/x",
+        "base": "main",
+    }
+    # a stated branch goes to the one key that holds branches, over a word the request did not call one
+    contents = {"properties": {"path": {"type": "string"}, "ref": {"type": "string"}, "sha": {"type": "string"}}}
+    said = "open src/db.ts on the release/2.4 branch, not on main"
+    assert stated_homes({"path": "src/db.ts", "ref": "main"}, contents, said)["ref"] == "release/2.4"
+    commits = {"properties": {"sha": {"type": "string", "description": "Commit SHA, branch or tag name"}}}
+    assert stated_homes({}, commits, "the latest commit on the develop branch") == {"sha": "develop"}
+    assert stated_branches("add a file on that branch containing 'x'") == []
+    delete = {"properties": {"path": {"type": "string"}, "branch": {"type": "string"}, "message": {"type": "string"}}}
+    said = "delete old/legacy_api.py from the main branch, commit message 'rm'"
+    assert stated_homes({"message": "rm"}, delete, said) == {
+        "message": "rm",
+        "path": "old/legacy_api.py",
+        "branch": "main",
+    }
+    gist = {"properties": {"filename": {"type": "string"}, "content": {"type": "string"}}}
+    said = "creat a gist notes.md w/ 'meeting notes 12/3'"
+    unwrapped = bare_quotes({"content": "meeting notes.md w/ 'meeting notes 12/3'"}, said)
+    assert stated_homes(unwrapped, gist, said) == {"content": "meeting notes 12/3", "filename": "notes.md"}
+    file = {"content": '# Title\nCommit message: "docs: add guide"', "message": "docs: add guide"}
+    assert bare_quotes(file, "Add docs/X.md. Content: # Title. Commit message: 'docs: add guide'") == file
+    branch = {"properties": {"branch": {"type": "string"}, "from_branch": {"description": "Source branch"}}}
+    branch["properties"]["from_branch"]["type"] = "string"
+    assert pull_request_branches({"branch": "docs"}, branch, "new branch 'docs' from develop") == {
+        "branch": "docs",
+        "from_branch": "develop",
+    }
+
+
+def test_quoted_text_goes_to_the_key_the_word_before_it_names() -> None:
+    pull = {
+        "properties": {
+            "title": {"type": "string", "description": "New title"},
+            "body": {"type": "string", "description": "New description"},
+            "state": {"type": "string", "enum": ["open", "closed"]},
+        }
+    }
+    said = "On a/b PR 145: set the description to 'Implements the new Button API.'"
+    got = quotes_where_named({"title": "Implements the new Button API."}, pull, said)
+    assert got == {"body": "Implements the new Button API."}
+    titled = "open an issue titled 'Tooltip flickers' with body 'see video'"
+    both = {"title": "Tooltip flickers", "body": "see video"}
+    assert quotes_where_named(both, pull, titled) == both
+    # a word that names no key moves nothing
+    assert quotes_where_named({"body": "Thanks!"}, pull, "Post 'Thanks!' on it") == {"body": "Thanks!"}
 
 
 def test_an_optional_key_is_named_by_the_start_of_its_word_or_a_synonym() -> None:

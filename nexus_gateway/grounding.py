@@ -1,0 +1,254 @@
+"""Grounding: a generated value must come from the request or the session window.
+
+The grammar makes every output parse and type-check; it cannot tell a value the request gave from one
+the model made up. Strings must be copied (or, for prose, have their words present; an identifier
+re-spelled only when its words stand together), numbers stated as words, optional enums and booleans
+named. Placeholders (``"<owner>"``, ``"string"``, example values, ``page: 1``) fail and are dropped,
+never forwarded. Measured rule by rule in ``docs/arguments.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from .affordance import REPO_PATTERN, URL_PATTERN
+from .lexical import STOPWORDS, split_identifier, stem
+from .mentions import (
+    FREE_TEXT,
+    affirmed,
+    named_keys,
+    names_value,
+    quoted_spans,
+    sayer,
+)
+from .signature import _resolve
+
+# Prose the request must give itself (quoted, or under the key's own name) when the key is optional: the
+# 0.5B model otherwise writes a description nobody asked for, or pastes the whole request as a body.
+PROSE = re.compile(r"body|description|content|message|comment|summary|reason|note|rationale")
+# A number as a word of its own ("#318", "PR 512", "3.12", "1st", "6cm"), not the digits inside an id or
+# a hash ("DC_kwDOAbCd4M4AxYz1", "5b1e9f0c").
+# A number standing as a word ("#12", "issue 45", "2.5"), not a part of a version or a branch ("4.x").
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\.\w)(?=[A-Za-z]*(?!\w))")
+# Every digit run of a URL is an id it states, anchors included (``#discussion_r1650022311``).
+_URL_DIGITS = re.compile(r"\d+")
+_WORDS = re.compile(r"[a-z0-9]+")
+PLACEHOLDER = re.compile(
+    r"^(<.*>|\{.*\}|\[.*\]|string|example|sample|value|xxx+|todo|n/?a|none|null|your[-_ ].*)$", re.I
+)
+
+
+def _word_list(text: str) -> list[str]:
+    return [stem(w) for w in _WORDS.findall(split_identifier(text).lower())]
+
+
+def _run_tokens(text: str) -> list[str]:
+    """Words, with the separators that carry structure (``/`` of a path, ``.`` of a file name) kept as
+    tokens: ``-``, ``_`` and spaces join words interchangeably, ``/`` and ``.`` do not."""
+    tokens: list[str] = []
+    for piece in re.split(r"([/.])", text):
+        tokens.extend([piece] if piece in ("/", ".") else _word_list(piece))
+    return tokens
+
+
+def _words(text: str) -> set[str]:
+    return set(_word_list(text))
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+class _Sources:
+    def __init__(self, text: str) -> None:
+        self.text = _normal(text)
+        tokens = _run_tokens(text)
+        self.words = set(tokens) - {"/", "."}
+        self._runs = " " + " ".join(tokens) + " "
+        # each stated number and how often
+        self.numbers = Counter(_NUMBER.findall(URL_PATTERN.sub(" ", text)))
+        for url in URL_PATTERN.findall(text):
+            self.numbers.update(_URL_DIGITS.findall(url))
+        self.quoted = [_normal(span) for span in quoted_spans(text)]
+        # an enum value said as the decoder reads it ("by creation date" → ``created``), outside quoted
+        # text ("Closes #130" in a quoted PR body asks for no ``state: closed``), outside negations and
+        # not by "open" creating something ("Open an issue …" asks for no ``state: open``)
+        said_text = affirmed(text)
+        self.said = sayer(said_text)
+        self.value_words = set(_run_tokens(said_text))
+
+    def quotes(self, value: str) -> bool:
+        """The value is text the request quotes (or holds a quoted span whole)."""
+        value = _normal(value)
+        return any(value in span or span in value for span in self.quoted)
+
+    def states_run(self, tokens: list[str]) -> bool:
+        """The words occur together, in this order (``docs-refresh`` from "docs refresh"), with the same
+        ``/`` and ``.`` between them."""
+        return f" {' '.join(tokens)} " in self._runs
+
+
+PRONOUNS = frozenset(
+    [
+        "i",
+        "me",
+        "my",
+        "mine",
+        "you",
+        "your",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "hers",
+        "it",
+        "its",
+        "we",
+        "us",
+        "our",
+        "they",
+        "them",
+        "their",
+        "this",
+        "that",
+    ]
+)
+
+
+def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sources: _Sources) -> bool:
+    if isinstance(value, bool):
+        return required or bool(_words(name) & sources.words)
+    if isinstance(value, int | float):
+        text = str(value)
+        return text in sources.numbers or (text.endswith(".0") and text[:-2] in sources.numbers)
+    if isinstance(value, str):
+        if not value.strip() or PLACEHOLDER.match(value.strip()) or value.strip().lower() in PRONOUNS:
+            return False
+        if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
+            said = bool((_words(value) - STOPWORDS) & sources.value_words) or names_value(value, sources.said)
+            return required or said
+        if (words := _words(value)) and words <= _words(name):
+            return False  # the key's own name echoed as its value: ``labels: ["label"]`` from "bug-labelled"
+        if _normal(value) in sources.text:
+            return True
+        if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
+            # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
+            return value[:4] in sources.numbers
+        if FREE_TEXT.search(name.lower()):
+            words = _words(value)
+            return bool(words) and len(words & sources.words) / len(words) >= 0.5
+        # an identifier the model re-spelled (``docs-refresh`` from "docs refresh") is stated when its
+        # words stand together in the sources; words from all over the request glued into one value
+        # (``inventory-api.py``, ``lumen-ui/src/Button.tsx``), a path made of words ("docs folder" →
+        # ``docs/folder``) or a possessive (``my-blog``) are not. A path is never re-spelled: "the top
+        # level of psf/requests" names no ``top-level`` file
+        if "path" in name.lower():
+            return False
+        run = _run_tokens(value)
+        return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
+    return True
+
+
+def _numbers_in(value: Any) -> Counter[str]:
+    """The numbers a raw object's numeric values use, however deep."""
+    if isinstance(value, bool):
+        return Counter()
+    if isinstance(value, int | float):
+        return Counter([str(value)])
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return sum((_numbers_in(v) for v in items), Counter())
+
+
+def _first_use(value: Any, sources: _Sources, used: dict[str, int]) -> bool:
+    """A number the sources state once fills one argument, not two (the 0.5B model repeats an id into
+    every numeric slot, or into a string one: ``run_id: 4433221100, workflow_id: "4433221100"``, ``repo:
+    "512", pullNumber: 512``). Numeric slots have the first claim (``used`` starts with their uses); a
+    string of digits gets a number only when the sources state it more often than they use it."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, str) and value.isdigit():
+        used[value] = used.get(value, 0) + 1
+        return used[value] <= max(sources.numbers[value], 1)
+    if not isinstance(value, int | float):
+        return True
+    text = str(value)
+    used[text] = used.get(text, 0) + 1
+    return used[text] <= max(sources.numbers[text], 1)
+
+
+def tidy(value: Any, name: str) -> Any:
+    """Trailing sentence punctuation is not part of an identifier (``ivan-p.`` → ``ivan-p``)."""
+    if isinstance(value, str) and not FREE_TEXT.search(name.lower()):
+        return value.rstrip(".,;:!?")
+    if isinstance(value, list):
+        return [tidy(v, name) for v in value]
+    return value
+
+
+def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
+    """Keep the values the request or window supply; return them and the names of the dropped ones."""
+    sources = _Sources(text)
+    # A list's items come from the words outside any owner/repo, or are one whole: "lumen-labs/lumen-ui"
+    # names no labels ``lumen`` or ``lumen-ui`` (the 0.5B model lists them after the ones the request
+    # says), while "the acme-corp/backend-team team" is a reviewer.
+    unlinked = URL_PATTERN.sub(" ", text)
+    beside = _Sources(REPO_PATTERN.sub(" ", unlinked))
+    stated_slugs = set(REPO_PATTERN.findall(unlinked))
+    dropped: list[str] = []
+    used_numbers: dict[str, int] = {}
+    used_by_strings: dict[str, int] = dict(_numbers_in(raw))
+    named = named_keys(schema, text)
+
+    def walk(value: dict[str, Any], node: dict[str, Any], path: str) -> dict[str, Any]:
+        props = node.get("properties") or {}
+        required = set(node.get("required") or [])
+        kept: dict[str, Any] = {}
+        for key, item in value.items():
+            item = tidy(item, key)
+            prop = _resolve(props.get(key) or {}, schema)
+            where = f"{path}{key}"
+            if isinstance(item, dict):
+                inner = walk(item, prop, where + ".")
+                if inner and set(prop.get("required") or []) <= set(inner):
+                    kept[key] = inner
+                else:
+                    dropped.append(where)
+            elif isinstance(item, list):
+                item_schema = _resolve(prop.get("items") or {}, schema)
+                items = [
+                    v
+                    for v in item
+                    if _grounded(v, item_schema, key, False, sources)
+                    and (
+                        not isinstance(v, str)
+                        or _REPOSITORY_KEY.search(key)
+                        or v in stated_slugs
+                        or _grounded(v, {}, key, False, beside)
+                    )
+                ]
+                if items:
+                    kept[key] = items
+                else:
+                    dropped.append(where)
+            elif (
+                _grounded(item, prop, key, key in required or (isinstance(item, bool) and key in named), sources)
+                and _first_use(item, sources, used_by_strings if isinstance(item, str) else used_numbers)
+                and (key in required or not _unasked_prose(item, key, named, sources))
+            ):
+                kept[key] = item
+            else:
+                dropped.append(where)
+        return kept
+
+    return walk(raw, schema, ""), dropped
+
+
+_REPOSITORY_KEY = re.compile(r"owner|repo|org", re.IGNORECASE)
+
+
+def _unasked_prose(value: Any, key: str, named: set[str], sources: _Sources) -> bool:
+    """Prose for an optional key that the request neither quotes nor asks for by the key's name."""
+    return isinstance(value, str) and bool(PROSE.search(key.lower())) and key not in named and not sources.quotes(value)

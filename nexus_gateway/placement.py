@@ -1,0 +1,498 @@
+"""Placing what the request states: after grounding, the entities a request names go where they belong.
+
+The 0.5B model leaves stated values out, swaps them or puts them under the wrong key; each function here
+is one generic rule that puts a stated entity in its place (``owner/repo`` pairs, numbers by their cue
+words, a pull request's branches by "from"/"into", quoted text by the word before it, a number or a
+branch copied from an earlier turn by its kind). Each takes and returns the arguments object, so
+:func:`place_stated` is their pipeline; each was measured on its own (``docs/arguments.md``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from .affordance import REPO_PATTERN, URL_PATTERN, names_a_path
+from .decoding import could_hold
+from .lexical import stem, tokenize
+from .mentions import (
+    FREE_TEXT,
+    branch_roles,
+    named_items,
+    number_cues,
+    properties,
+    quoted_roles,
+    quoted_spans,
+    sayer,
+    stated_branches,
+    stated_entities,
+    without_quotes,
+)
+
+if TYPE_CHECKING:
+    from .window import SessionWindow
+
+
+_FILE_NAME = re.compile(r"\.(?:[a-z]{1,4}|[ch]pp)$", re.IGNORECASE)
+_REPO_URL = re.compile(r"https?://[\w.-]+/([\w.-]+)/([\w.-]+)")
+
+
+# "the next.js repo under vercel", "the api repository owned by acme-corp"
+_REPO_UNDER = re.compile(
+    r"\b(?:the\s+)?([\w][\w.-]*)\s+(?:repo|repository)\s+(?:under|owned\s+by|belonging\s+to)\s+(?:the\s+)?([\w][\w-]*)",
+    re.IGNORECASE,
+)
+
+
+def repositories(text: str) -> list[tuple[str, str]]:
+    """``owner/repo`` pairs a request names, in order: from URLs, then bare ``owner/repo`` shapes, then
+    "the X repo under Y"."""
+    found = [(m.group(1), m.group(2).removesuffix(".git")) for m in _REPO_URL.finditer(text)]
+    for match in REPO_PATTERN.finditer(URL_PATTERN.sub(" ", text)):
+        owner, _, repo = match.group(0).partition("/")
+        found.append((owner, repo.rstrip(".")))
+    for match in _REPO_UNDER.finditer(URL_PATTERN.sub(" ", text)):
+        if match.group(1).lower() not in _NOT_A_NAME and match.group(2).lower() not in _NOT_A_NAME:
+            found.append((match.group(2), match.group(1)))
+    return list(dict.fromkeys(found))
+
+
+def own_repository_elsewhere(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The call's own ``owner/repo`` in another argument is the model echoing it: a branch, base or head
+    equal to it, or an item of its assignees, labels or reviewers. Only the call's own pair: a branch
+    such as ``hotfix/invoice-rounding`` has the same shape, and a team such as ``acme-corp/backend-team``
+    is a real reviewer."""
+    own = f"{arguments.get('owner')}/{arguments.get('repo')}"
+    kept: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if key == "owner" or "repo" in key.lower():  # the pair itself, or a key meant to hold repositories
+            kept[key] = value
+        elif isinstance(value, list):
+            if items := [v for v in value if v != own]:
+                kept[key] = items
+        elif value != own:
+            kept[key] = value
+    return kept
+
+
+def anchor_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """Entity pre-extraction for ``owner``/``repo`` schemas: when the request names ``owner/repo``
+    pairs and the model's pair is none of them, the first one the request names wins (the 0.5B model
+    swaps the halves, takes a branch name, or keeps the previous turn's repository after "same for
+    pallets/flask"). Where the schema also takes a file path, ``render/shader.cpp`` is a path, not a
+    repository, and the model's pair stands."""
+    props = schema.get("properties") or {}
+    if "owner" not in props or "repo" not in props:
+        return arguments
+    takes_path = any(names_a_path(name) for name in props)
+    pairs = [p for p in repositories(intent) if not (takes_path and _FILE_NAME.search(p[1]))]
+    if not pairs or (arguments.get("owner"), arguments.get("repo")) in pairs:
+        return arguments
+    owner, repo = pairs[0]
+    return {**arguments, "owner": owner, "repo": repo}
+
+
+_OTHER_PAIR = re.compile(r"(\w+?)_?owner", re.IGNORECASE)
+
+
+def other_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A second ``owner/repo`` the request names goes to the schema's other pair of repository keys
+    (``related_owner``/``related_repo``, ``item_owner``/``item_repo``): "octo-org/app#10 no longer
+    blocks octo-org/app-backend#15" links two repositories. Only when the call's own pair is the first
+    one named, the request names exactly one more, and the other pair is empty."""
+    props = schema.get("properties") or {}
+    pairs = [
+        (match.group(0), f"{match.group(1)}{key[len(match.group(1)) : -len('owner')]}repo")
+        for key in props
+        if (match := _OTHER_PAIR.fullmatch(key))
+    ]
+    pairs = [(owner, repo) for owner, repo in pairs if repo in props]
+    named = repositories(intent)
+    own = (arguments.get("owner"), arguments.get("repo"))
+    if len(pairs) != 1 or len(named) != 2 or named[0] != own:
+        return arguments
+    owner_key, repo_key = pairs[0]
+    if owner_key in arguments or repo_key in arguments:
+        return arguments
+    return {**arguments, owner_key: named[1][0], repo_key: named[1][1]}
+
+
+_MY_REPOSITORY = re.compile(r"\bmy ([\w.-]+) (?:repo|repository)\b", re.IGNORECASE)
+_LOGIN = re.compile(r"\blogin=([\w.-]+)")
+
+
+def my_repository(arguments: dict[str, Any], schema: dict[str, Any], intent: str, earlier: str) -> dict[str, Any]:
+    """ "my dotfiles repo" names the repository and says the owner is the user: the 0.5B model writes
+    ``owner: "dotfiles"`` (or ``"develop"``, a branch from the same request) and ``repo: "repo"``. The
+    repository is the named word; the owner is the user's login when an earlier result in the session
+    says it (``get_me`` → ``login=dana-k``), else it is left out and asked for. A request that names an
+    ``owner/repo`` pair is left to :func:`anchor_repository`."""
+    props = schema.get("properties") or {}
+    match = _MY_REPOSITORY.search(intent)
+    if "owner" not in props or "repo" not in props or match is None or repositories(intent):
+        return arguments
+    fixed = {key: value for key, value in arguments.items() if key != "owner"}
+    fixed["repo"] = match.group(1)
+    if login := _LOGIN.findall(earlier):
+        fixed["owner"] = login[-1]
+    return fixed
+
+
+_ORG = re.compile(r"\b([\w][\w.-]*) (?:org|organization)\b|\b(?:org|organization) ([\w][\w.-]*)", re.IGNORECASE)
+_NOT_A_NAME = frozenset(["the", "an", "a", "my", "our", "your", "their", "this", "that", "whole", "entire", "same"])
+
+
+def scope_qualifiers(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A search whose query parameter documents the ``repo:owner/repo`` or ``org:`` qualifier (GitHub's
+    code and commit search do) and whose schema has no ``owner``/``repo`` of its own gets the scope the
+    request names added to the query: "find usages of useSyncExternalStore in facebook/react" otherwise
+    searches all of GitHub. The 0.5B model writes the search words and leaves the scope out."""
+    props = schema.get("properties") or {}
+    query, query_schema = arguments.get("query"), props.get("query")
+    if not isinstance(query, str) or not isinstance(query_schema, dict) or "owner" in props or "repo" in props:
+        return arguments
+    documented = str(query_schema.get("description", ""))
+    scopes: list[str] = []
+    if "repo:" in documented:
+        scopes += [f"repo:{owner}/{repo}" for owner, repo in repositories(intent)]
+    if "org:" in documented and not scopes:
+        for match in _ORG.finditer(URL_PATTERN.sub(" ", intent)):
+            name = match.group(1) or match.group(2)
+            if name.lower() not in _NOT_A_NAME:
+                scopes.append(f"org:{name}")
+                break
+    for scope in scopes:
+        if scope.lower() in query.lower():
+            continue
+        bare = rf"(?<![\w:/-]){re.escape(scope.partition(':')[2])}(?![\w/-])"
+        query, named = re.subn(bare, scope, query, count=1)  # named, but not as a qualifier
+        if not named:
+            query = f"{query} {scope}"
+    return {**arguments, "query": query}
+
+
+def whole_path(arguments: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A file the request names with its folders (``render/shader.cpp``) is meant whole: the 0.5B model
+    sometimes keeps only the last part (``path: "shader.cpp"``). A path value that ends exactly one
+    ``/``-joined word of the request takes that word; the ``owner/repo`` the call already names is not
+    a path."""
+    repository = f"{arguments.get('owner')}/{arguments.get('repo')}"
+    words = {w.strip("'\"`()[]{}<>,;:!?").rstrip(".") for w in intent.split()}
+    paths = [w for w in words if "/" in w and w != repository and not URL_PATTERN.match(w)]
+    whole = dict(arguments)
+    for key, value in arguments.items():
+        if isinstance(value, str) and value.strip("/") and names_a_path(key):
+            longer = [w for w in paths if w.endswith("/" + value.lstrip("/"))]
+            if len(longer) == 1:
+                whole[key] = longer[0]
+    return whole
+
+
+_REQUEST_WORD = re.compile(r"[\w.-]*\w")
+
+
+def whole_word(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """An identifier the request states inside a longer word is meant whole: the 0.5B model writes
+    ``owner: "astro"`` for "withastro" and ``cveId: "2024-3094"`` for "CVE-2024-3094". A top-level
+    string that is no word of the request but part of exactly one takes that word; prose, enum values
+    and values that are words of their own are left alone."""
+    words = set(_REQUEST_WORD.findall(URL_PATTERN.sub(" ", intent)))
+    whole = dict(arguments)
+    for key, raw in properties(schema):
+        value = arguments.get(key)
+        if not isinstance(value, str) or len(value) < 2 or "enum" in raw or FREE_TEXT.search(key.lower()):
+            continue
+        if value in words or re.search(r"\s", value):
+            continue
+        longer = [w for w in words if value in w]
+        if len(longer) == 1:
+            whole[key] = longer[0]
+    return whole
+
+
+def _numeric_keys(schema: dict[str, Any]) -> dict[str, tuple[set[str], bool]]:
+    """Top-level keys that hold a number: each key's words and whether it takes a string of digits."""
+    keys = {}
+    for key, raw in properties(schema):
+        kind = raw.get("type")
+        words = set(tokenize(key))
+        if kind in ("integer", "number") or (kind == "string" and "enum" not in raw and words & {"id", "number"}):
+            keys[key] = (words, kind == "string")
+    return keys
+
+
+def cued_numbers(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A number goes to the key its cue words name: "issue ID 2718281828" to ``sub_issue_id`` and "#12"
+    to ``issue_number`` (the 0.5B model swaps them), "run 9876543210" to ``run_id`` rather than
+    ``job_id``, "50 per page" to ``perPage`` rather than ``page``, "epic #12" to ``issue_number`` over
+    the number of the previous turn's issue. A key fits a number by the cue words among its own words
+    (``#`` counts for a ``…number`` key); a number moves only to the one key that fits it best, over a
+    value the request does not state, and leaves the keys that fit it less."""
+    keys = _numeric_keys(schema)
+    if not keys:
+        return arguments
+    stated = Counter(number for number, _ in number_cues(intent))
+    wanted: dict[str, list[str]] = {}
+    for number, cues in number_cues(intent):
+        # the words the cue says, then the fewest it does not ("page" is ``page`` before ``perPage``)
+        fits = {
+            key: len(cues & words) + ("#" in cues and "number" in words) - len(words - cues) / 100
+            for key, (words, _) in keys.items()
+        }
+        ranked = sorted(fits.values(), reverse=True)
+        best = [key for key, fit in fits.items() if fit == ranked[0]]
+        if ranked[0] >= 0.5 and len(best) == 1:
+            wanted.setdefault(best[0], []).append(number)
+    placed = dict(arguments)
+    cued = {n for numbers in wanted.values() for n in numbers}
+    for key, numbers in wanted.items():
+        number = numbers[0]
+        current = arguments.get(key)
+        if len(numbers) > 1 or str(current) == number:
+            continue
+        if current is not None and str(current) in stated and str(current) not in cued:
+            continue  # the key holds another number the request states, one no cue places elsewhere
+        if stated[number] == 1:
+            for other, value in arguments.items():
+                if other != key and other in keys and str(value) == number and other not in wanted:
+                    del placed[other]
+        placed[key] = number if keys[key][1] else int(number)
+    return placed
+
+
+_SOURCE_KEY = re.compile(r"head|source.*|from.*", re.IGNORECASE)
+_TARGET_KEY = re.compile(r"base|target.*", re.IGNORECASE)
+
+
+def _branch_role_keys(schema: dict[str, Any]) -> dict[str, str]:
+    """The schema's key for each branch role (``source``: ``head``, ``source_branch``, ``from_branch``;
+    ``target``: ``base``, ``target_branch``), "" where two keys could take a role."""
+    keys: dict[str, str] = {}
+    for key, raw in properties(schema):
+        if raw.get("type") != "string" or "enum" in raw:
+            continue
+        for role, pattern in (("source", _SOURCE_KEY), ("target", _TARGET_KEY)):
+            if pattern.fullmatch(key) and "branch" in f"{key} {raw.get('description', '')}".lower():
+                keys[role] = key if role not in keys else ""
+    return keys
+
+
+def pull_request_branches(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """The branches a request merges from and into go to the schema's source and target keys (``head``
+    and ``base``, ``source_branch`` and ``target_branch``, ``from_branch``): "fix/tooltip -> develop",
+    "a PR against develop", "a branch off main". The models leave one out or swap them; a key already
+    holding another branch the request states keeps it."""
+    roles = branch_roles(intent)
+    keys = _branch_role_keys(schema)
+    placed = dict(arguments)
+    for role, name in roles.items():
+        key = keys.get(role, "")
+        current = arguments.get(key)
+        # a branch the request states for this key is kept ("- head: x … a review from ivan-p")
+        if key and (not isinstance(current, str) or current in roles.values() or current not in intent):
+            placed[key] = name
+    return placed
+
+
+_BRANCH_NAMED_KEY = re.compile(r"branch|ref", re.IGNORECASE)
+
+
+def stated_homes(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A branch or a file the request states goes to the key that holds it when no value holds it yet:
+    the models leave it out ("delete old/legacy_api.py from the main branch" without ``path`` and
+    ``branch``) or write another word of the request ("… on the release/2.4 branch, not on main" gave
+    ``ref: "main"``). Only when one such entity is unplaced and one key can take it: for a branch a
+    ``branch``/``ref`` key first, else one whose description says it takes a branch (``sha`` of
+    ``list_commits``), empty or holding no branch the request states; for a file an empty path key."""
+    text = without_quotes(URL_PATTERN.sub(" ", intent))
+    written = " ".join(str(v) for v in arguments.values()).lower()
+    placed = dict(arguments)
+    branches = stated_branches(text)
+    paths = [name for kind, name in stated_entities(intent) if kind == "path"]
+    for kind, names in (("branch", branches), ("path", paths)):
+        unplaced = [name for name in names if name.lower() not in written]
+        if len(unplaced) != 1:
+            continue
+        homes = [
+            key
+            for key, raw in properties(schema)
+            if could_hold(kind, key, raw)
+            and (placed.get(key) is None or (kind == "branch" and placed.get(key) not in branches))
+            and key not in ("head", "base")  # a pull request's branches are placed by their roles
+        ]
+        by_name = [key for key in homes if kind == "path" or _BRANCH_NAMED_KEY.search(key)]
+        chosen = by_name or homes
+        if len(chosen) == 1:
+            placed[chosen[0]] = unplaced[0]
+    return placed
+
+
+def bare_quotes(arguments: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A value that wraps quoted text in words of its own is the quoted text: the 0.5B model wrote
+    ``content: "meeting notes.md w/ 'meeting notes 12/3: ship v2 friday'"`` for "creat a gist notes.md
+    w/ 'meeting notes 12/3: ship v2 friday'". Only a value that holds the span with its quote marks and
+    is not itself text of the request, and a span no other argument holds: a file's content that
+    repeats the commit message quoted for ``message`` is content."""
+    bare = dict(arguments)
+    held = {value for value in arguments.values() if isinstance(value, str)}
+    for key, value in arguments.items():
+        if not isinstance(value, str) or value in intent:
+            continue
+        inside = [
+            span for span in quoted_spans(intent) if (f"'{span}'" in value or f'"{span}"' in value) and span not in held
+        ]
+        if len(inside) == 1:
+            bare[key] = inside[0]
+    return bare
+
+
+def _names_key(word: str, key: str, description: str) -> tuple[bool, bool]:
+    """Does the role word name the key by its own words ("titled" → ``title``), or by its description's
+    ("description" → ``body``: "New description")?"""
+    by_name = any(len(w) >= 4 and (word.startswith(w) or w.startswith(stem(word))) for w in tokenize(key))
+    return by_name, stem(word) in tokenize(" ".join(description.split()[:8]))
+
+
+def quotes_where_named(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """Quoted text goes to the key the word before it names: "set the description to 'Implements …'"
+    to ``body`` (described as "New description"), not ``title``, where the 0.5B model put it. The key
+    is the one string key whose name says the word, else the one whose description does; the quote
+    leaves the keys that hold it whole, and a key holding another quote keeps it."""
+    quotes = set(quoted_spans(intent))
+    placed = dict(arguments)
+    for span, word in quoted_roles(intent):
+        named = [
+            (key, *_names_key(word, key, str(raw.get("description", ""))))
+            for key, raw in properties(schema)
+            if raw.get("type") == "string" and "enum" not in raw
+        ]
+        by_name = [key for key, name, _ in named if name]
+        by_description = [key for key, _, said in named if said]
+        homes = by_name or by_description
+        if len(homes) != 1 or placed.get(homes[0]) == span or placed.get(homes[0]) in quotes:
+            continue
+        for key, value in arguments.items():
+            if value == span and key != homes[0]:
+                placed.pop(key, None)
+        placed[homes[0]] = span
+    return placed
+
+
+def window_numbers_placed(
+    arguments: dict[str, Any], schema: dict[str, Any], kinds: dict[int, frozenset[str]]
+) -> dict[str, Any]:
+    """A number copied from an earlier turn goes to the key its kind names: "why did the failed one
+    fail?" after a list of workflow runs gave ``job_id: 9876543210``, a run's id, where ``run_id`` was
+    meant. It moves only to an empty key that its kind's words fit better than the key holding it."""
+    keys = _numeric_keys(schema)
+    placed = dict(arguments)
+    for key, value in arguments.items():
+        kind = kinds.get(value) if type(value) is int and key in keys else None
+        if not kind:
+            continue
+        fits = {k: len(kind & words) for k, (words, text) in keys.items() if not text}
+        better = [k for k, fit in fits.items() if fit > fits.get(key, 0) and k not in placed]
+        if len(better) == 1 and fits[better[0]] == max(fits.values()):
+            del placed[key]
+            placed[better[0]] = value
+    return placed
+
+
+def source_branch_from_window(
+    arguments: dict[str, Any], schema: dict[str, Any], intent: str, branches: list[tuple[str, str | None]]
+) -> dict[str, Any]:
+    """ "open a PR for it into main" after creating and committing to ``docs/api-guide``: the source
+    branch is the one the session worked on (the 0.5B model wrote the file's path there). When the
+    source key holds no branch the request or the session names, the session's one branch other than
+    the target takes it. A branch the session made in another owner's repository (a fork) is written
+    ``owner:branch``, as GitHub wants a cross-repository head."""
+    key = _branch_role_keys(schema).get("source")
+    if not key or not branches:
+        return arguments
+    target = arguments.get(_branch_role_keys(schema).get("target") or "")
+    known = {name for name, _ in branches} | set(stated_branches(intent))
+    current = arguments.get(key)
+    placed = dict(arguments)
+    if not isinstance(current, str) or current not in known:
+        others = list(dict.fromkeys(name for name, _ in branches if name != target))
+        if len(others) != 1:
+            return arguments
+        current = placed[key] = others[0]
+    owners = {owner for name, owner in branches if name == current and owner}
+    owner = arguments.get("owner")
+    if ":" not in current and isinstance(owner, str) and len(owners) == 1 and owner not in owners:
+        placed[key] = f"{owners.pop()}:{current}"
+    return placed
+
+
+def listed_items(arguments: dict[str, Any], schema: dict[str, Any], intent: str, tool: str) -> dict[str, Any]:
+    """A list of choices the model wrote (``fields``) holds the items this request says: it gets the
+    named items the model left out ("just tag names and publish dates" came out ``["tag_name"]``) and
+    loses those no word of the request says ("open that file" came out ``fields: ["name", "path"]``,
+    words of an earlier result). An item the tool's own name says ("list commits" and ``commit``) is
+    what the request lists, not a choice."""
+    placed = dict(arguments)
+    object_words = set(tokenize(tool))
+    said = sayer(intent)
+    for key, raw in properties(schema):
+        value = arguments.get(key)
+        enum = (raw.get("items") or {}).get("enum") if raw.get("type") == "array" else None
+        if not isinstance(value, list) or not isinstance(enum, list):
+            continue
+        named = [item for item in named_items(enum, intent) if not set(tokenize(item)) <= object_words]
+        kept = [
+            item for item in value if item in named or any(said(w) for w in set(tokenize(str(item))) - object_words)
+        ]
+        if kept or named:
+            placed[key] = kept + [item for item in named if item not in kept]
+        else:
+            del placed[key]
+    return placed
+
+
+def number_not_id(arguments: dict[str, Any], numbers_by_id: dict[int, int]) -> dict[str, Any]:
+    """A parameter named ``…number`` takes a record's number, not its id. Earlier results say
+    ``number=73 id=3300112233`` side by side, and the 0.5B model copies the id into ``issue_number``
+    about as often as the number; within one record the two are unambiguous
+    (:meth:`SessionWindow.numbers_by_id`)."""
+    return {
+        key: numbers_by_id.get(value, value) if key.lower().endswith("number") and type(value) is int else value
+        for key, value in arguments.items()
+    }
+
+
+def split_owner_repo(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``owner: "octo-org/app"`` → ``owner: "octo-org", repo: "app"`` when the schema has both."""
+    props = schema.get("properties") or {}
+    owner = arguments.get("owner")
+    if "repo" in props and isinstance(owner, str) and owner.count("/") == 1:
+        head, tail = owner.split("/")
+        if head and tail:
+            return {**arguments, "owner": head, "repo": tail}
+    return arguments
+
+
+def place_stated(
+    arguments: dict[str, Any], schema: dict[str, Any], intent: str, tool: str, earlier: SessionWindow | None
+) -> dict[str, Any]:
+    """Every placement rule, in order: the call's repository first (other rules compare against it),
+    then the request's own entities, then what comes from earlier turns (``earlier``: the window when
+    the request points back at it, else None)."""
+    arguments = split_owner_repo(arguments, schema)
+    arguments = own_repository_elsewhere(anchor_repository(arguments, schema, intent))
+    arguments = other_repository(arguments, schema, intent)
+    arguments = my_repository(arguments, schema, intent, earlier.sources() if earlier else "")
+    arguments = whole_path(arguments, intent)
+    arguments = whole_word(arguments, schema, intent)
+    arguments = cued_numbers(arguments, schema, intent)
+    arguments = pull_request_branches(arguments, schema, intent)
+    arguments = quotes_where_named(bare_quotes(arguments, intent), schema, intent)
+    arguments = stated_homes(arguments, schema, intent)
+    arguments = listed_items(arguments, schema, intent, tool)
+    arguments = scope_qualifiers(arguments, schema, intent)
+    if earlier is None:
+        return arguments
+    arguments = number_not_id(arguments, earlier.numbers_by_id())
+    arguments = window_numbers_placed(arguments, schema, earlier.number_kinds())
+    return source_branch_from_window(arguments, schema, intent, earlier.branches())
