@@ -128,7 +128,11 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         if not value.strip() or PLACEHOLDER.match(value.strip()) or value.strip().lower() in PRONOUNS:
             return False
         if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
-            said = bool((_words(value) - STOPWORDS) & sources.value_words) or names_value(value, sources.said)
+            said = (
+                bool((_words(value) - STOPWORDS) & sources.value_words)
+                or names_value(value, sources.said)
+                or _normal(value) in sources.quoted  # "with the status 'concluded'"
+            )
             return required or said
         if (words := _words(value)) and words <= _words(name):
             return False  # the key's own name echoed as its value: ``labels: ["label"]`` from "bug-labelled"

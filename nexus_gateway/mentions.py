@@ -67,7 +67,7 @@ def named_keys(schema: dict[str, Any], intent: str) -> set[str]:
     def by_words(words: list[str]) -> bool:
         return bool(words) and not any(w in GENERIC_KEY_WORDS for w in words) and all(names(w) for w in words)
 
-    return _keys_named(schema, by_words, sayer(affirmed(intent))) | set(said_flags(schema, intent))
+    return _keys_named(schema, by_words, sayer(affirmed(intent, keep_quotes=True))) | set(said_flags(schema, intent))
 
 
 def key_word_namer(intent: str, said: Callable[[str], bool]) -> Callable[[str], bool]:
@@ -98,7 +98,7 @@ def named_values(schema: dict[str, Any], intent: str) -> dict[str, list[Any]]:
     failed" → ``method: rerun_failed_jobs``, "close it as a duplicate" → ``state_reason: duplicate``.
     The 0.5B model picks ``cancel_workflow_run`` or ``completed`` there; the decoder chooses among the
     named values only."""
-    wanted = affirmed(intent)
+    wanted = affirmed(intent, keep_quotes=True)
     said, typed, whole = sayer(wanted), sayer(wanted, typos=True), sayer(intent)
     named: dict[str, list[Any]] = dict(said_flags(schema, intent))
     required = set(schema.get("required") or [])
@@ -114,7 +114,9 @@ def named_values(schema: dict[str, Any], intent: str) -> dict[str, list[Any]]:
 
 # What a request says it does not want: "the general comments (not the code review ones)", "don't
 # submit anything yet". Its words name no value.
-_NEGATED = re.compile(r"(?:\b(?:not|never|without|except)\b|n't\b)[^,.;:!?()\n]*", re.IGNORECASE)
+_NEGATED = re.compile(
+    r"(?:\b(?:not|never|without|except)\b|n't\b)(?:(?!\b(?:and|but|or|so|then)\b)[^,.;:!?()\n])*", re.IGNORECASE
+)
 
 
 def without_negations(text: str) -> str:
@@ -125,10 +127,12 @@ def without_negations(text: str) -> str:
 _OPEN_SOMETHING = re.compile(r"\bopen(?=\s+(?:a|an|new|up\s+a)\b)", re.IGNORECASE)
 
 
-def affirmed(text: str) -> str:
-    """The text whose words may name a value: outside quotes, outside what the request says it does not
-    want, and without "open" used as the verb of creating something ("Open an issue titled …")."""
-    return _OPEN_SOMETHING.sub(" ", without_negations(without_quotes(text)))
+def affirmed(text: str, keep_quotes: bool = False) -> str:
+    """The text whose words may name a value: outside what the request says it does not want, without
+    "open" used as the verb of creating something ("Open an issue titled …"), and outside quotes unless
+    ``keep_quotes`` ("with the status 'concluded'" names ``concluded`` to the decoder; grounding, which
+    must not read "Closes #130" in a quoted body as ``state: closed``, accepts a quoted value only whole)."""
+    return _OPEN_SOMETHING.sub(" ", without_negations(text if keep_quotes else without_quotes(text)))
 
 
 def _negative(value: Any) -> bool:
@@ -196,6 +200,7 @@ VERB_SYNONYMS = {
     "create": ("new", "add", "make"),
     "update": ("change", "edit", "modify", "rename", "replace"),
     "delete": ("remove", "drop", "erase"),
+    "ignore": ("mute", "silence"),
 }
 
 
@@ -379,6 +384,24 @@ def number_cues(intent: str) -> list[tuple[str, frozenset[str]]]:
         cues.append((match.group(1), frozenset(words)))
     for match in _ORDINAL_PAGE.finditer(text):  # "the second page"
         cues.append((str(_ORDINALS.index(match.group(1).lower()) + 1), frozenset(["page"])))
+    for url in URL_PATTERN.findall(intent):
+        cues += _url_number_cues(url)
+    return cues
+
+
+# ``…/pull/318`` numbers a pull request, ``…/actions/runs/99`` a run; ``#discussion_r1650022311`` and
+# ``#issuecomment-42`` anchor a comment by its id.
+_URL_PATH_NUMBER = re.compile(r"/([A-Za-z][\w-]*)/(\d+)(?=[/#?]|$)")
+_URL_ANCHOR_NUMBER = re.compile(r"#([A-Za-z][A-Za-z_-]*?)[_-]?r?(\d+)$")
+
+
+def _url_number_cues(url: str) -> list[tuple[str, frozenset[str]]]:
+    """The numbers of a URL with the words that say what each numbers: the path segment before it, and
+    for the anchor, its words and "id"."""
+    cues = [(m.group(2), frozenset(tokenize(m.group(1)))) for m in _URL_PATH_NUMBER.finditer(url)]
+    anchor = _URL_ANCHOR_NUMBER.search(url)
+    if anchor:
+        cues.append((anchor.group(2), frozenset([*tokenize(anchor.group(1)), "id"])))
     return cues
 
 

@@ -232,27 +232,33 @@ def cued_numbers(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     keys = _numeric_keys(schema)
     if not keys:
         return arguments
-    stated = Counter(number for number, _ in number_cues(intent))
-    wanted: dict[str, list[str]] = {}
-    for number, cues in number_cues(intent):
-        # the words the cue says, then the fewest it does not ("page" is ``page`` before ``perPage``)
+    cues = number_cues(intent)
+    stated = Counter(number for number, _ in cues)
+    # how well each key fits each number: the words the cue says, then the fewest it does not ("page" is
+    # ``page`` before ``perPage``)
+    fit: dict[str, dict[str, float]] = {}
+    for number, said in cues:
         fits = {
-            key: len(cues & words) + ("#" in cues and "number" in words) - len(words - cues) / 100
+            key: len(said & words) + ("#" in said and "number" in words) - len(words - said) / 100
             for key, (words, _) in keys.items()
         }
+        fit[number] = {key: max(value, fit.get(number, {}).get(key, value)) for key, value in fits.items()}
+    wanted: dict[str, list[str]] = {}
+    for number, fits in fit.items():
         ranked = sorted(fits.values(), reverse=True)
-        best = [key for key, fit in fits.items() if fit == ranked[0]]
+        best = [key for key, value in fits.items() if value == ranked[0]]
         if ranked[0] >= 0.5 and len(best) == 1:
             wanted.setdefault(best[0], []).append(number)
     placed = dict(arguments)
-    cued = {n for numbers in wanted.values() for n in numbers}
+    elsewhere = {n for k, numbers in wanted.items() for n in numbers}
     for key, numbers in wanted.items():
         number = numbers[0]
         current = arguments.get(key)
         if len(numbers) > 1 or str(current) == number:
             continue
-        if current is not None and str(current) in stated and str(current) not in cued:
-            continue  # the key holds another number the request states, one no cue places elsewhere
+        held = str(current)
+        if current is not None and held not in elsewhere and fit.get(held, {}).get(key, -1.0) >= fit[number][key]:
+            continue  # the key holds another number the request states, one that fits it as well
         if stated[number] == 1:
             for other, value in arguments.items():
                 if other != key and other in keys and str(value) == number and other not in wanted:
@@ -473,6 +479,26 @@ def split_owner_repo(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[
     return arguments
 
 
+_PAIR = re.compile(r"(?<![\w/:.-])([A-Za-z_][\w.-]*)=(\"[^\"]*\"|'[^']*'|[^\s,;]+)")
+
+
+def stated_pairs(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """``name=value`` pairs the request gives go to the free-form object key it names: "pass the input
+    environment=staging" → ``inputs: {"environment": "staging"}`` (a workflow's inputs). Only a key with
+    no fixed properties, one of whose words the request says, that the model left out."""
+    pairs = {name: value.strip("'\"").rstrip(".") for name, value in _PAIR.findall(URL_PATTERN.sub(" ", intent))}
+    if not pairs:
+        return arguments
+    said = sayer(without_quotes(intent))
+    homes = [
+        key
+        for key, raw in properties(schema)
+        if raw.get("type") == "object" and not raw.get("properties") and key not in arguments
+        if any(said(word) for word in tokenize(key))
+    ]
+    return {**arguments, homes[0]: pairs} if len(homes) == 1 else arguments
+
+
 def place_stated(
     arguments: dict[str, Any], schema: dict[str, Any], intent: str, tool: str, earlier: SessionWindow | None
 ) -> dict[str, Any]:
@@ -490,6 +516,7 @@ def place_stated(
     arguments = quotes_where_named(bare_quotes(arguments, intent), schema, intent)
     arguments = stated_homes(arguments, schema, intent)
     arguments = listed_items(arguments, schema, intent, tool)
+    arguments = stated_pairs(arguments, schema, intent)
     arguments = scope_qualifiers(arguments, schema, intent)
     if earlier is None:
         return arguments

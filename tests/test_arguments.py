@@ -48,6 +48,7 @@ from nexus_gateway.placement import (
     source_branch_from_window,
     split_owner_repo,
     stated_homes,
+    stated_pairs,
     whole_path,
     whole_word,
     window_numbers_placed,
@@ -515,6 +516,16 @@ def test_what_the_request_says_it_does_not_want_names_no_value() -> None:
     reason = {"properties": {"state_reason": {"type": "string", "enum": ["completed", "not_planned", "duplicate"]}}}
     assert named_values(reason, "close it as not planned") == {"state_reason": ["not_planned"]}
     assert named_values(reason, "close it, it's not a duplicate") == {}
+    # a negation ends at its clause: "not exceeding $100 and prefer exploring nature" still says nature
+    trip = {"properties": {"kind": {"type": "string", "enum": ["nature", "urban"]}}}
+    assert named_values(trip, "budgets not exceeding $100 and prefer exploring nature") == {"kind": ["nature"]}
+    # a quoted value names it, whole
+    report = {"properties": {"status": {"type": "string", "enum": ["draft", "concluded"]}}}
+    said = "retrieve the MRI report with the status 'concluded'"
+    assert named_values(report, said) == {"status": ["concluded"]}
+    assert ground({"status": "concluded"}, report, said)[0] == {"status": "concluded"}
+    action = {"properties": {"action": {"type": "string", "enum": ["ignore", "watch", "delete"]}}}
+    assert named_values(action, "and mute that thread too") == {"action": ["ignore"]}
     # "Open an issue" creates one; it names no state
     state = {"properties": {"state": {"type": "string", "enum": ["open", "closed"]}, "title": {"type": "string"}}}
     assert named_keys(state, "Open an issue in a/b titled 'x'") == {"title"}
@@ -534,6 +545,14 @@ def test_a_list_of_choices_holds_the_items_the_request_says() -> None:
     commits = {"properties": {"fields": {"type": "array", "items": {"enum": ["sha", "html_url", "commit"]}}}}
     said = "list commits on the v11 branch, i only need sha + html url"
     assert listed_items({"fields": ["sha"]}, commits, said, "list_commits") == {"fields": ["sha", "html_url"]}
+
+
+def test_name_value_pairs_go_to_the_object_the_request_names() -> None:
+    trigger = {"properties": {"method": {"type": "string"}, "inputs": {"type": "object", "properties": {}}}}
+    said = "run the deploy.yml workflow on main and pass the input environment=staging; QA waits"
+    got = stated_pairs({"method": "run_workflow"}, trigger, said)
+    assert got == {"method": "run_workflow", "inputs": {"environment": "staging"}}
+    assert stated_pairs({}, trigger, "rerun it with debug=true") == {}  # no key named
 
 
 def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
@@ -559,6 +578,10 @@ def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
     pages = {"properties": {"page": {"type": "integer"}, "perPage": {"type": "integer"}}}
     assert cued_numbers({"page": 50}, pages, "the second page, 50 per page") == {"page": 2, "perPage": 50}
     assert cued_numbers({}, pages, "the last 5 releases") == {"perPage": 5}
+    # a URL's path numbers a pull request, its anchor a comment by id
+    react = {"properties": {"comment_id": {"type": "number"}, "content": {"type": "string"}}}
+    link = "thumbsdown this comment: https://github.com/p/e/pull/318#discussion_r1650022311"
+    assert cued_numbers({"comment_id": 318}, react, link) == {"comment_id": 1650022311}
     ids = {"properties": {"notificationID": {"type": "string"}}}
     assert cued_numbers({}, ids, "mark notification id 1234 as read") == {"notificationID": "1234"}
 
