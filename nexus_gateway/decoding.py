@@ -415,7 +415,7 @@ class SchemaDecoder:
             kind, entity = self.entities.pop(0)
             if (kind == "number" and entity in numbers) or (kind != "number" and entity.lower() in text):
                 continue
-            homes = [(n, p) for n, p in left if could_hold(kind, n, p)]
+            homes = [(n, p) for n, p in left if could_hold(kind, n, p, entity)]
             if homes:
                 return homes
         return []
@@ -432,18 +432,25 @@ class SchemaDecoder:
 _ID_KEY = re.compile(r"id$|_id|Id|number|num$", re.IGNORECASE)
 _BRANCH_KEY = re.compile(r"branch|ref|head|base", re.IGNORECASE)
 # a repository's description lists what it is required for ("labels, branches, …"); a search query
-# takes a branch only inside its own syntax
-_NOT_A_BRANCH_KEY = re.compile(r"owner|repo|query|path|message|title|body", re.IGNORECASE)
+# takes a branch only inside its own syntax; a key about branches is no branch name (``branch_type``:
+# "local", "remote" or "all"; ``contains``: a commit)
+_NOT_A_BRANCH_KEY = re.compile(r"owner|repo|query|path|message|title|body|type|kind|filter|contains", re.IGNORECASE)
+# a file ("src/a.py") is no repository or folder path (``repo_path`` of git's tools, ``directory``)
+_NOT_A_FILE_KEY = re.compile(r"repo|dir|folder", re.IGNORECASE)
+_HAS_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
 
 
-def could_hold(kind: str, name: str, prop: dict[str, Any]) -> bool:
-    """A number goes to a numeric key or a string id (``resource_id``); a path to a path or file key."""
+def could_hold(kind: str, name: str, prop: dict[str, Any], entity: str = "") -> bool:
+    """A number goes to a numeric key or a string id (``resource_id``); a path to a path or file key, a
+    file (``entity`` with an extension) not to a repository's or folder's path."""
     shape = _type_of(prop)
     if kind == "number":
         return shape in ("integer", "number") or (shape == "string" and bool(_ID_KEY.search(name)))
     if kind == "branch":  # ``branch``, ``base``, ``ref``, or a key whose description says it takes one
         said = _BRANCH_KEY.search(name) or "branch" in str(prop.get("description", "")).lower()
         return shape == "string" and "enum" not in prop and bool(said) and not _NOT_A_BRANCH_KEY.search(name)
+    if _HAS_EXTENSION.search(entity) and _NOT_A_FILE_KEY.search(name):
+        return False
     return shape == "string" and names_a_path(name)
 
 

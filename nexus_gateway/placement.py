@@ -323,7 +323,7 @@ def stated_homes(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
         homes = [
             key
             for key, raw in properties(schema)
-            if could_hold(kind, key, raw)
+            if could_hold(kind, key, raw, unplaced[0])
             and (placed.get(key) is None or (kind == "branch" and placed.get(key) not in branches))
             and key not in ("head", "base")  # a pull request's branches are placed by their roles
         ]
@@ -420,7 +420,7 @@ def source_branch_from_window(
     known = {name for name, _ in branches} | set(stated_branches(intent))
     current = arguments.get(key)
     placed = dict(arguments)
-    if not isinstance(current, str) or current not in known:
+    if not isinstance(current, str) or current not in known or current == target:  # a PR from main into main
         others = list(dict.fromkeys(name for name, _ in branches if name != target))
         if len(others) != 1:
             return arguments

@@ -42,6 +42,7 @@ from nexus_gateway.placement import (
     number_not_id,
     other_repository,
     own_repository_elsewhere,
+    place_stated,
     pull_request_branches,
     quotes_where_named,
     scope_qualifiers,
@@ -374,6 +375,9 @@ def test_a_pull_requests_source_is_the_branch_the_session_worked_on() -> None:
     wrong = {"owner": "h", "head": "docs/API.md", "base": "main"}
     said = "open a PR for it into main"
     assert source_branch_from_window(wrong, pull, said, window.branches())["head"] == "docs/guide"
+    window.add("show main", "get_branch", {"owner": "h", "branch": "main"}, {})
+    into_itself = {"owner": "h", "head": "main", "base": "main"}  # a PR from main into main
+    assert source_branch_from_window(into_itself, pull, said, window.branches())["head"] == "docs/guide"
     fork = SessionWindow()  # a branch made in the user's fork is a cross-repository head
     fork.add("create a branch fix-typo in my fork", "create_branch", {"owner": "dana-k", "branch": "fix-typo"}, {})
     upstream = {"owner": "sveltejs", "head": "fix-typo", "base": "main"}
@@ -555,6 +559,29 @@ def test_name_value_pairs_go_to_the_object_the_request_names() -> None:
     assert stated_pairs({}, trigger, "rerun it with debug=true") == {}  # no key named
 
 
+def test_placement_never_breaks_a_valid_call_of_any_registry_schema() -> None:
+    """Every rule on every schema of the local servers, with requests full of the entities they read:
+    the result is still an object the schema accepts (required keys aside: they are asked for)."""
+    window = SessionWindow()
+    window.add("list runs in a/b", "actions_list", {"owner": "a", "branch": "feat/x"}, {"workflow_runs": [{"id": 7}]})
+    intents = [
+        "Add issue ID 2718281828 as a sub-issue of #12 in a/b, the second page, 50 per page",
+        "open a PR from the develop branch into main; set the description to 'x y' with input env=prod",
+        "delete old/legacy.py from the main branch of a/b and c/d, not the docs ones; see https://h/a/b/pull/3#r4",
+        "open that file again, just names and sizes",
+    ]
+    random_values = [None, 3, "feat/x", ["x"], {"k": "v"}, True]
+    for index, tool in enumerate(REGISTRY):
+        schema = tool["inputSchema"]
+        keys = list(schema.get("properties") or {})
+        for intent in intents:
+            raw = {key: random_values[(index + i) % len(random_values)] for i, key in enumerate(keys)}
+            raw = {key: value for key, value in raw.items() if value is not None}
+            valid = {key: value for key, value in raw.items() if schema_valid({key: value}, schema)}
+            placed = place_stated(valid, schema, intent, tool["name"], window)
+            assert schema_valid(placed, schema), (tool["name"], intent, placed)
+
+
 def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
     sub = {
         "properties": {
@@ -625,6 +652,10 @@ def test_a_pull_requests_branches_follow_from_and_into() -> None:
     commits = {"properties": {"sha": {"type": "string", "description": "Commit SHA, branch or tag name"}}}
     assert stated_homes({}, commits, "the latest commit on the develop branch") == {"sha": "develop"}
     assert stated_branches("add a file on that branch containing 'x'") == []
+    # a key about branches is no branch name; a file is no repository's or folder's path
+    git = {"properties": {"repo_path": {"type": "string"}, "branch_type": {"type": "string"}}}
+    assert stated_homes({}, git, "list branches like the main branch") == {}
+    assert stated_homes({}, git, "stage src/a.py and commit") == {}
     delete = {"properties": {"path": {"type": "string"}, "branch": {"type": "string"}, "message": {"type": "string"}}}
     said = "delete old/legacy_api.py from the main branch, commit message 'rm'"
     assert stated_homes({"message": "rm"}, delete, said) == {
