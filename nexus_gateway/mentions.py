@@ -318,13 +318,15 @@ _STATED_PATH = re.compile(
 # "a PR against develop", "merge it into main". Words that only describe a branch ("the new branch",
 # "the default branch") are no name.
 _BRANCH_NAME = r"([A-Za-z0-9][\w./-]*\w|\w)"
+# "fix/tooltip -> develop": a pull request's two branches, from and into
+_FROM_TO = re.compile(rf"(?<![\w./-]){_BRANCH_NAME}\s*(?:->|→|=>)\s*{_BRANCH_NAME}(?![\w./-])")
 _BRANCH_PHRASES = [
     # "X branch" after an article or a preposition ("on the develop branch"), or X shaped like a branch
     # name ("release/2.4 branch"); not a verb ("delete branch x", "list branches")
     re.compile(rf"\b(?:the|on|from|to|into|of|my|our|its|your|their)\s+{_BRANCH_NAME}\s+branch\b", re.IGNORECASE),
     re.compile(r"(?<![\w./-])([A-Za-z0-9][\w./-]*[/.\d-][\w./-]*\w)\s+branch\b", re.IGNORECASE),
     re.compile(rf"\bbranch\s+(?:named\s+|called\s+)?{_BRANCH_NAME}(?![\w./-])", re.IGNORECASE),
-    re.compile(rf"(?<![\w./-]){_BRANCH_NAME}\s*(?:->|→|=>)\s*{_BRANCH_NAME}(?![\w./-])"),
+    _FROM_TO,
     re.compile(rf"\b(?:against|into|onto)\s+{_BRANCH_NAME}(?![\w./-])", re.IGNORECASE),
 ]
 _NOT_BRANCH_TEXT = """the a an new this that same default my your our its their another which what each every one any
@@ -407,7 +409,6 @@ def _url_number_cues(url: str) -> list[tuple[str, frozenset[str]]]:
 
 # A pull request's two branches: "fix/tooltip -> develop", "from feature-x into main", "a PR against develop".
 _ROLE_NAME = r"([A-Za-z0-9][\w./:-]*\w|\w)"  # ``octo-org:feature/dark-mode`` names a fork's branch
-_FROM_TO = re.compile(rf"(?<![\w./-]){_BRANCH_NAME}\s*(?:->|→|=>)\s*{_BRANCH_NAME}(?![\w./-])")
 _TARGET = re.compile(rf"\b(?:against|into|onto)\s+(?:the\s+)?{_ROLE_NAME}(?![\w./:-])", re.IGNORECASE)
 _SOURCE = re.compile(r"\b(?:from|off(?:\s+of)?)\s+((?:\S+\s+){0,3}\S+|\S+)", re.IGNORECASE)
 

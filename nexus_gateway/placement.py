@@ -250,7 +250,7 @@ def cued_numbers(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
         if ranked[0] >= 0.5 and len(best) == 1:
             wanted.setdefault(best[0], []).append(number)
     placed = dict(arguments)
-    elsewhere = {n for k, numbers in wanted.items() for n in numbers}
+    elsewhere = {n for numbers in wanted.values() for n in numbers}
     for key, numbers in wanted.items():
         number = numbers[0]
         current = arguments.get(key)
@@ -413,10 +413,11 @@ def source_branch_from_window(
     source key holds no branch the request or the session names, the session's one branch other than
     the target takes it. A branch the session made in another owner's repository (a fork) is written
     ``owner:branch``, as GitHub wants a cross-repository head."""
-    key = _branch_role_keys(schema).get("source")
+    roles = _branch_role_keys(schema)
+    key = roles.get("source")
     if not key or not branches:
         return arguments
-    target = arguments.get(_branch_role_keys(schema).get("target") or "")
+    target = arguments.get(roles.get("target") or "")
     known = {name for name, _ in branches} | set(stated_branches(intent))
     current = arguments.get(key)
     placed = dict(arguments)

@@ -168,6 +168,11 @@ def numbers_by_id(result: Any) -> dict[int, int]:
     return {ident: number for ident, number in pairs if ident is not None and number is not None}
 
 
+def _kind_words(key: str) -> list[str]:
+    """``run_id`` → ["run"]: what a key's number counts, without the words every such key has."""
+    return [w for w in tokenize(key) if w not in ("id", "number")]
+
+
 def number_kinds(tool: str, arguments: dict[str, Any], result: Any) -> dict[int, frozenset[str]]:
     """What each number of a turn numbers, in words: a record's ``id`` in ``workflow_runs`` is a
     {workflow, run}, a ``job_id`` field a {job}, an argument ``run_id`` a {run}; a single record's own
@@ -182,7 +187,7 @@ def number_kinds(tool: str, arguments: dict[str, Any], result: Any) -> dict[int,
             kinds.setdefault(number, set()).update(words)
 
     for key, value in arguments.items():
-        note(value, [w for w in tokenize(key) if w not in ("id", "number")])
+        note(value, _kind_words(key))
     lists = _record_lists(result)
     singles = [result] if isinstance(result, dict) else []
     for record in singles:
@@ -195,7 +200,7 @@ def number_kinds(tool: str, arguments: dict[str, Any], result: Any) -> dict[int,
     for record in singles + [r for _, rs in lists for r in rs]:
         for field, value in record.items():
             if field.lower().endswith(("_id", "_number")):
-                note(value, [w for w in tokenize(field) if w not in ("id", "number")])
+                note(value, _kind_words(field))
     return {number: frozenset(words) for number, words in kinds.items()}
 
 
