@@ -34,14 +34,18 @@ def without_quotes(text: str) -> str:
 
 _ROLE_LEAD = re.compile(r"(?:\b(?:to|as|of|is|be)|[:=])\s*$", re.IGNORECASE)
 _LAST_WORD = re.compile(r"([A-Za-z]{4,})\s*$")
+_LISTED_QUOTE = re.compile(r"""\s*(?:,|\band\b|\bor\b)\s*(?:and\s+|or\s+)?['"‘“]""")
 
 
 def quoted_roles(intent: str) -> list[tuple[str, str]]:
     """Each quoted span with the word that says what it is: "set the description to 'Implements …'" →
     ``("Implements …", "description")``, "commit message 'fix typo'" → ``("fix typo", "message")``,
-    "titled 'Crash …'" → ``("Crash …", "titled")``. Spans without such a word are left out."""
+    "titled 'Crash …'" → ``("Crash …", "titled")``. Spans without such a word are left out, and so
+    is a list of quotes ("variables 'Age', 'Income' and 'Education'"): the word names them all."""
     roles = []
     for match in _QUOTED.finditer(intent):
+        if _LISTED_QUOTE.match(intent, match.end()):
+            continue  # the head of a list ("predictors 'Age', 'Income' and 'Education'") is one of several
         before = _ROLE_LEAD.sub("", intent[: match.start()].rstrip()).rstrip()
         word = _LAST_WORD.search(before)
         if word and word.group(1).lower() not in STOPWORDS:
@@ -143,15 +147,26 @@ def _negative(value: Any) -> bool:
 def named_items(enum: list[Any], intent: str) -> list[Any]:
     """The items of a list-of-choices parameter (``fields``) the request names: "just tag names and
     publish dates" → ``tag_name``, ``published_at`` (a value's function words, "at", need not be
-    said), not ``name``, whose words a longer named item says."""
-    said = sayer(affirmed(intent))
+    said), not ``name``, whose words a longer named item says. A value of several words is named by
+    those words said together."""
+    spoken = [w for w in _WORDS.findall(affirmed(intent).lower()) if w not in STOPWORDS]
+    sayers = [sayer(w) for w in spoken]
     words = {
         value: [w for w in _WORDS.findall(split_identifier(value).lower()) if w not in STOPWORDS]
         for value in enum
         if isinstance(value, str) and len(value) >= 4
     }
-    named = [v for v, ws in words.items() if ws and all(_says_value_word(w, said) for w in ws)]
+    named = [v for v, ws in words.items() if ws and _said_as_phrase(ws, sayers)]
     return [v for v in named if not any(set(words[v]) < set(words[o]) for o in named)]
+
+
+def _said_as_phrase(words: list[str], sayers: list[Callable[[str], bool]]) -> bool:
+    """The words said one after another (function words aside): "violin lessons" says ``Violin
+    Lessons``, "a guitar shop that offers violin lessons" does not say ``Guitar Lessons``."""
+    return any(
+        all(_says_value_word(word, sayers[start + i]) for i, word in enumerate(words))
+        for start in range(len(sayers) - len(words) + 1)
+    )
 
 
 def best_said(enum: list[Any], said: Callable[[str], bool]) -> list[Any]:
@@ -358,14 +373,21 @@ _HOW_MANY = frozenset(["top", "last", "first", "latest", "recent"])
 _PAGE_SIZE_WORDS = frozenset(["per", "limit", "count", "max", "size"])
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 _ORDINAL_PAGE = re.compile(rf"\b({'|'.join(_ORDINALS)})\s+page\b", re.IGNORECASE)
+# "a 5% yield after 3 years": a word of time before a number ends its cue, as a function word does
+_TIME_WORDS = frozenset(["after", "before", "within", "during", "since", "until", "over", "in", "for", "every"])
+# "the last 3600 seconds" is a span of time, not a count of things
+_TIME_UNIT = re.compile(
+    r"\s+(?:milli)?(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b", re.IGNORECASE
+)
 
 
 def number_cues(intent: str) -> list[tuple[str, frozenset[str]]]:
     """Each stated number with the words that say what it numbers: up to two words right before it
     (stopping at a function word, so "a sub-issue of #12" gives none), ``#`` when it is written
-    ``#12``, and "per X" after it; "top 5" and "the last 5" are a page size or a limit, "the second
-    page" is page 2. The words are tokenised as key names are (stemmed, ``PR`` → "pull
-    request"), so they can be matched against a schema's keys (:func:`arguments.cued_numbers`)."""
+    ``#12``, and "per X" after it; "top 5" and "the last 5" are a page size or a limit (not "the last
+    3600 seconds", a span of time), "the second page" is page 2. The words are tokenised as key names
+    are (stemmed, ``PR`` → "pull request"), so they can be matched against a schema's keys
+    (:func:`placement.cued_numbers`)."""
     text = _STATED_PATH.sub(" ", without_quotes(URL_PATTERN.sub(" ", intent)))
     cues: list[tuple[str, frozenset[str]]] = []
     for match in _STATED_NUMBER.finditer(text):
@@ -374,14 +396,14 @@ def number_cues(intent: str) -> list[tuple[str, frozenset[str]]]:
         for _ in range(2):
             word = _CUE_WORD.search(before)
             said = tokenize(word.group(1)) if word else []
-            if not word or not said:
+            if not word or not said or word.group(1).lower() in _TIME_WORDS:
                 break
             words.update(said)
             before = before[: word.start()]
         per = _PER_UNIT.match(text, match.end())
         if per:
             words.update(["per", *tokenize(per.group(1))])
-        if words & _HOW_MANY:
+        if words & _HOW_MANY and not _TIME_UNIT.match(text, match.end()):
             words |= _PAGE_SIZE_WORDS
         cues.append((match.group(1), frozenset(words)))
     for match in _ORDINAL_PAGE.finditer(text):  # "the second page"

@@ -18,6 +18,7 @@ from .decoding import could_hold
 from .lexical import stem, tokenize
 from .mentions import (
     FREE_TEXT,
+    GENERIC_KEY_WORDS,
     branch_roles,
     named_items,
     number_cues,
@@ -195,8 +196,10 @@ _REQUEST_WORD = re.compile(r"[\w.-]*\w")
 def whole_word(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
     """An identifier the request states inside a longer word is meant whole: the 0.5B model writes
     ``owner: "astro"`` for "withastro" and ``cveId: "2024-3094"`` for "CVE-2024-3094". A top-level
-    string that is no word of the request but part of exactly one takes that word; prose, enum values
-    and values that are words of their own are left alone."""
+    string that is no word of the request but ends exactly one takes that word; prose, enum values
+    and values that are words of their own are left alone. Only a value that ends the word: one that
+    begins it is a word's stem ("gas" of "gas-powered", "asc" of "ascending", "tablespoon" of
+    "tablespoons"), and text without spaces between words (Chinese, Korean) holds values mid-word."""
     words = set(_REQUEST_WORD.findall(URL_PATTERN.sub(" ", intent)))
     whole = dict(arguments)
     for key, raw in properties(schema):
@@ -205,7 +208,7 @@ def whole_word(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -
             continue
         if value in words or re.search(r"\s", value):
             continue
-        longer = [w for w in words if value in w]
+        longer = [w for w in words if w.endswith(value) and w[: -len(value)].isascii()]
         if len(longer) == 1:
             whole[key] = longer[0]
     return whole
@@ -364,7 +367,8 @@ def quotes_where_named(arguments: dict[str, Any], schema: dict[str, Any], intent
     """Quoted text goes to the key the word before it names: "set the description to 'Implements …'"
     to ``body`` (described as "New description"), not ``title``, where the 0.5B model put it. The key
     is the one string key whose name says the word, else the one whose description does; the quote
-    leaves the keys that hold it whole, and a key holding another quote keeps it."""
+    leaves the keys that hold it whole, and a key holding another quote, or this one inside more text,
+    keeps it."""
     quotes = set(quoted_spans(intent))
     placed = dict(arguments)
     for span, word in quoted_roles(intent):
@@ -374,10 +378,12 @@ def quotes_where_named(arguments: dict[str, Any], schema: dict[str, Any], intent
             if raw.get("type") == "string" and "enum" not in raw
         ]
         by_name = [key for key, name, _ in named if name]
-        by_description = [key for key, _, said in named if said]
+        # a generic word ("the host name 'pg.example.org'") names no key by description
+        by_description = [key for key, _, said in named if said and word not in GENERIC_KEY_WORDS]
         homes = by_name or by_description
-        if len(homes) != 1 or placed.get(homes[0]) == span or placed.get(homes[0]) in quotes:
-            continue
+        held = placed.get(homes[0]) if len(homes) == 1 else None
+        if len(homes) != 1 or held in quotes or (isinstance(held, str) and span in held):
+            continue  # a key that holds the span already holds it in words of its own ("track:Dil Nu …")
         for key, value in arguments.items():
             if value == span and key != homes[0]:
                 placed.pop(key, None)
@@ -433,26 +439,50 @@ def source_branch_from_window(
     return placed
 
 
-def listed_items(arguments: dict[str, Any], schema: dict[str, Any], intent: str, tool: str) -> dict[str, Any]:
+def listed_items(
+    arguments: dict[str, Any], schema: dict[str, Any], intent: str, tool: str, earlier: str = ""
+) -> dict[str, Any]:
     """A list of choices the model wrote (``fields``) holds the items this request says: it gets the
     named items the model left out ("just tag names and publish dates" came out ``["tag_name"]``) and
-    loses those no word of the request says ("open that file" came out ``fields: ["name", "path"]``,
-    words of an earlier result). An item the tool's own name says ("list commits" and ``commit``) is
-    what the request lists, not a choice."""
-    placed = dict(arguments)
+    loses those it copied from earlier turns (``earlier``: their text) that no word of the request
+    says ("open that file" came out ``fields: ["name", "path"]``, words of an earlier result). An
+    item the request says inside another argument ("history" of ``museum: "Natural History
+    Museum"``) or inside a longer item of another list ("violin" of "violin lessons" for
+    ``instruments`` beside ``services``) is not named; nor is one the tool's own name says ("list
+    commits" and ``commit``), which is what the request lists, not a choice, and goes. Items the request does
+    not say are kept without a window: a label maps synonyms ("vegetarian" to ``vegan``, "author" to
+    ``user``) that no word matches."""
     object_words = set(tokenize(tool))
     said = sayer(intent)
-    for key, raw in properties(schema):
+    copied = sayer(earlier)
+    lists = {
+        key: raw["items"]["enum"]
+        for key, raw in properties(schema)
+        if raw.get("type") == "array" and isinstance((raw.get("items") or {}).get("enum"), list)
+    }
+    named = {}
+    for key, enum in lists.items():
+        others = [v for k, v in arguments.items() if k != key and isinstance(v, str) and len(v) >= 3]
+        rest = re.sub("|".join(re.escape(v) for v in others), " ", intent) if others else intent
+        named[key] = [item for item in named_items(enum, rest) if not set(tokenize(item)) <= object_words]
+    stems = {key: [{stem(w) for w in tokenize(str(item))} for item in items] for key, items in named.items()}
+    placed = dict(arguments)
+    for key in lists:
         value = arguments.get(key)
-        enum = (raw.get("items") or {}).get("enum") if raw.get("type") == "array" else None
-        if not isinstance(value, list) or not isinstance(enum, list):
+        if not isinstance(value, list):
             continue
-        named = [item for item in named_items(enum, intent) if not set(tokenize(item)) <= object_words]
-        kept = [
-            item for item in value if item in named or any(said(w) for w in set(tokenize(str(item))) - object_words)
+        longer = [words for other, items in stems.items() if other != key for words in items]
+        mine = [
+            item for item in named[key] if not any({stem(w) for w in tokenize(str(item))} < words for words in longer)
         ]
-        if kept or named:
-            placed[key] = kept + [item for item in named if item not in kept]
+        choice_words = {item: set(tokenize(str(item))) - object_words for item in value}
+        kept = [
+            item
+            for item, words in choice_words.items()
+            if item in mine or (words and (any(map(said, words)) or not any(map(copied, words))))
+        ]
+        if kept or mine:
+            placed[key] = kept + [item for item in mine if item not in kept]
         else:
             del placed[key]
     return placed
@@ -516,7 +546,7 @@ def place_stated(
     arguments = pull_request_branches(arguments, schema, intent)
     arguments = quotes_where_named(bare_quotes(arguments, intent), schema, intent)
     arguments = stated_homes(arguments, schema, intent)
-    arguments = listed_items(arguments, schema, intent, tool)
+    arguments = listed_items(arguments, schema, intent, tool, earlier.sources() if earlier else "")
     arguments = stated_pairs(arguments, schema, intent)
     arguments = scope_qualifiers(arguments, schema, intent)
     if earlier is None:

@@ -27,6 +27,7 @@ from nexus_gateway.mentions import (
     free_text_keys,
     named_keys,
     named_values,
+    number_cues,
     quoted_spans,
     said_flags,
     stated_branches,
@@ -545,10 +546,32 @@ def test_a_list_of_choices_holds_the_items_the_request_says() -> None:
     assert listed_items({"fields": ["tag_name"]}, releases, said, "list_releases") == {
         "fields": ["tag_name", "published_at"]
     }
-    assert listed_items({"fields": ["name", "id"]}, releases, "open that file", "get_file_contents") == {}
+    earlier = 'get_file_contents {"path": "a.md"} name=a.md path=a.md id=7'
+    assert listed_items({"fields": ["name", "id"]}, releases, "open that file", "get_file_contents", earlier) == {}
+    # without a window an item no word says is kept: labels map synonyms ("author" is ``user``)
+    assert listed_items({"fields": ["id"]}, releases, "which one is newest", "list_releases") == {"fields": ["id"]}
+    # an item said inside another argument, or inside a longer item of another list, is not named
+    museum = {
+        "properties": {
+            "museum": {"type": "string"},
+            "features": {"type": "array", "items": {"enum": ["timings", "history", "exhibitions"]}},
+        }
+    }
+    said = "Natural History Museum in London including timings and exhibitions"
+    called = {"museum": "Natural History Museum", "features": ["timings"]}
+    assert listed_items(called, museum, said, "museum_info")["features"] == ["timings", "exhibitions"]
+    shop = {
+        "properties": {
+            "services": {"type": "array", "items": {"enum": ["Violin Lessons", "Guitar Lessons"]}},
+            "instruments": {"type": "array", "items": {"enum": ["Guitars", "Violins"]}},
+        }
+    }
+    said = "Find a local guitar shop that also offers violin lessons"
+    called = {"services": ["Violin Lessons"], "instruments": ["Guitars"]}
+    assert listed_items(called, shop, said, "find_music_shop") == called
     commits = {"properties": {"fields": {"type": "array", "items": {"enum": ["sha", "html_url", "commit"]}}}}
     said = "list commits on the v11 branch, i only need sha + html url"
-    assert listed_items({"fields": ["sha"]}, commits, said, "list_commits") == {"fields": ["sha", "html_url"]}
+    assert listed_items({"fields": ["sha", "commit"]}, commits, said, "list_commits") == {"fields": ["sha", "html_url"]}
 
 
 def test_name_value_pairs_go_to_the_object_the_request_names() -> None:
@@ -605,6 +628,9 @@ def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
     pages = {"properties": {"page": {"type": "integer"}, "perPage": {"type": "integer"}}}
     assert cued_numbers({"page": 50}, pages, "the second page, 50 per page") == {"page": 2, "perPage": 50}
     assert cued_numbers({}, pages, "the last 5 releases") == {"perPage": 5}
+    # "the last 3600 seconds" is a span of time, no page size; a word of time ends a cue
+    assert cued_numbers({}, pages, "readings of the last 3600 seconds") == {}
+    assert number_cues("a 5% annual yield after 3 years")[-1] == ("3", frozenset())
     # a URL's path numbers a pull request, its anchor a comment by id
     react = {"properties": {"comment_id": {"type": "number"}, "content": {"type": "string"}}}
     link = "thumbsdown this comment: https://github.com/p/e/pull/318#discussion_r1650022311"
@@ -693,6 +719,15 @@ def test_quoted_text_goes_to_the_key_the_word_before_it_names() -> None:
     assert quotes_where_named(both, pull, titled) == both
     # a word that names no key moves nothing
     assert quotes_where_named({"body": "Thanks!"}, pull, "Post 'Thanks!' on it") == {"body": "Thanks!"}
+    # a list of quotes is not one value; a generic word ("host name") names no key by its description;
+    # a key that holds the quote inside more text keeps it
+    model = {"properties": {"target": {"type": "string", "description": "Target variable"}}}
+    assert quotes_where_named({}, model, "predictor variables 'Age', 'Income' and 'Education'") == {}
+    server = {"properties": {"database": {"type": "string", "description": "The name of the database"}}}
+    assert quotes_where_named({}, server, "the host name 'pg.example.org'") == {}
+    search = {"properties": {"query": {"type": "string", "description": "The song to play"}}}
+    query = {"query": "track:Dil Nu artist:Maninder Buttar"}
+    assert quotes_where_named(query, search, "play the song 'Dil Nu' by Maninder Buttar") == query
 
 
 def test_an_optional_key_is_named_by_the_start_of_its_word_or_a_synonym() -> None:
@@ -709,6 +744,12 @@ def test_an_identifier_inside_a_longer_word_is_meant_whole() -> None:
     # a word of its own, or prose, stays as written
     said = "in octo-org/app on main, body: domain main"
     assert whole_word({"ref": "main", "body": "dom"}, schema, said) == {"ref": "main", "body": "dom"}
+    # the start of a word is its stem, not a part of a name; text without spaces holds values mid-word
+    assert whole_word({"ref": "gas", "owner": "mi"}, schema, "a gas-powered car, in milesfrom") == {
+        "ref": "gas",
+        "owner": "mi",
+    }
+    assert whole_word({"owner": "北京"}, schema, "北京后天的天气如何？") == {"owner": "北京"}
 
 
 def test_sort_order_and_noun_forms_name_enum_values() -> None:
