@@ -431,7 +431,12 @@ def _url_number_cues(url: str) -> list[tuple[str, frozenset[str]]]:
 
 # A pull request's two branches: "fix/tooltip -> develop", "from feature-x into main", "a PR against develop".
 _ROLE_NAME = r"([A-Za-z0-9][\w./:-]*\w|\w)"  # ``octo-org:feature/dark-mode`` names a fork's branch
-_TARGET = re.compile(rf"\b(?:against|into|onto)\s+(?:the\s+)?{_ROLE_NAME}(?![\w./:-])", re.IGNORECASE)
+_TARGET = re.compile(
+    rf"\b(?:against|into|onto)\s+(?:the\s+)?{_ROLE_NAME}(?![\w./:-])"
+    # "from that branch to upstream main": "to" names a target only after a "from" in the same clause
+    rf"|\bfrom\b[^,;.]*?\bto\s+(?:the\s+)?(?:upstream\s+|origin\s+|base\s+)?{_ROLE_NAME}(?![\w./:-])",
+    re.IGNORECASE,
+)
 _SOURCE = re.compile(r"\b(?:from|off(?:\s+of)?)\s+((?:\S+\s+){0,3}\S+|\S+)", re.IGNORECASE)
 
 
@@ -460,7 +465,7 @@ def branch_roles(intent: str) -> dict[str, str]:
     arrow = _FROM_TO.search(text)
     if arrow and named(arrow.group(1) or "") and named(arrow.group(2) or ""):
         roles = {"source": arrow.group(1), "target": arrow.group(2)}
-    targets = [m.group(1) for m in _TARGET.finditer(text) if named(m.group(1))]
+    targets = [name for m in _TARGET.finditer(text) if named(name := m.group(1) or m.group(2))]
     sources = [name for m in _SOURCE.finditer(text) if named(name := _source_name(m.group(1).split()))]
     for role, found in (("target", targets), ("source", sources)):
         if len(found) == 1 and role not in roles:

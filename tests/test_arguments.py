@@ -649,10 +649,12 @@ def test_a_pull_requests_branches_follow_from_and_into() -> None:
         "source": "refactor/db-layer",
     }
     assert branch_roles("open a PR from the develop branch into main") == {"target": "main", "source": "develop"}
+    # "to" names the target only after a "from": "I pushed to the x branch" names no target
+    assert branch_roles("now open a PR from that branch to upstream main") == {"target": "main"}
+    assert branch_roles("open a PR from feature-x to develop") == {"target": "develop", "source": "feature-x"}
     assert branch_roles("any prs open from teh branch octo-org:feature/dark-mode?") == {
         "source": "octo-org:feature/dark-mode"
     }
-    assert branch_roles("now open a PR from that branch to upstream main") == {}
     pull = {
         "properties": {
             "head": {"type": "string", "description": "Branch containing changes"},
