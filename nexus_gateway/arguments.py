@@ -1,7 +1,8 @@
 """Local argument generation: intent + compressed IR + session window → a schema-valid arguments object.
 
 Prompt = fixed system prefix (instructions and worked examples; warm in the engine's sequence 0, paid
-once per process) + the tool's compressed IR + the session window + the intent. The output is decoded
+once per process) + the tool's compressed IR (spliced from its compiled block right after the prefix,
+where it was compiled: exact, and not computed again) + the session window + the intent. The output is decoded
 under the schema's grammar (``decoding.py``), so it always parses and type-checks. Then what the
 grammar cannot do:
 
@@ -65,17 +66,16 @@ EXAMPLES = (
         '{"owner": "octo", "repo": "site", "author": "dana-k"}',
     ),
     (
-        'Earlier:\n1. "show me pull request 7 in octo/site" → get_pull_request(owner="octo", repo="site", '
-        'pullNumber=7) → number=7 title="Fix nav" state=open\n'
         'Tool: merge_pull_request(owner: str, repo: str, pullNumber: int, merge_method?: "merge"|"squash"|"rebase")'
-        " — Merge a pull request\nRequest: squash-merge it",
+        " — Merge a pull request\n"
+        'Earlier:\n1. "show me pull request 7 in octo/site" → get_pull_request(owner="octo", repo="site", '
+        'pullNumber=7) → number=7 title="Fix nav" state=open\nRequest: squash-merge it',
         '{"owner": "octo", "repo": "site", "pullNumber": 7, "merge_method": "squash"}',
     ),
     (
-        'Earlier:\n1. "recent CI runs in acme/api" → list_runs(owner="acme", repo="api") → runs: [1] id=5101 '
-        "conclusion=success; [2] id=5102 conclusion=failure\n"
         "Tool: rerun_failed_jobs(owner, repo, run_id: int) — Re-run the failed jobs of a run\n"
-        "Request: rerun the failed one",
+        'Earlier:\n1. "recent CI runs in acme/api" → list_runs(owner="acme", repo="api") → runs: [1] id=5101 '
+        "conclusion=success; [2] id=5102 conclusion=failure\nRequest: rerun the failed one",
         '{"owner": "acme", "repo": "api", "run_id": 5102}',
     ),
 )
@@ -92,8 +92,28 @@ def system_prefix(system: str = SYSTEM, examples: tuple[tuple[str, str], ...] = 
 
 
 def turn_text(tool_text: str, intent: str, window: str) -> str:
-    head = f"{window}\n" if window else ""
-    return f"{head}Tool: {tool_text}\nRequest: {intent}<|im_end|>\n<|im_start|>assistant\n"
+    """A whole turn's text after the fixed prefix, the tool's form (IR or schema) given."""
+    return f"Tool: {tool_text}\n" + request_text(intent, window)
+
+
+def ir_text(ir: str) -> str:
+    """The compressed-IR form of a tool, exactly as a prompt holds it (and its block compiles it)."""
+    return f"Tool: {ir}\n"
+
+
+def ir_block_key(key: str) -> str:
+    """The block key of a tool's IR form (``key`` names its full-schema form)."""
+    return f"{key}.ir"
+
+
+def tool_blocks(
+    key: str, name: str, schema: dict[str, Any] | None, description: str | None, *, full_schema: bool
+) -> list[tuple[str, str]]:
+    """The ``(block key, text)`` of each form of a tool that calls splice: its IR, and with
+    ``full_schema`` (the gateway's full and auto modes) its full schema too."""
+    schema = schema or {"type": "object", "properties": {}}
+    blocks = [(ir_block_key(key), ir_text(compressed_ir(name, schema, description)))]
+    return [*blocks, (key, schema_text(name, schema, description))] if full_schema else blocks
 
 
 def schema_text(name: str, schema: dict[str, Any], description: str | None) -> str:
@@ -102,8 +122,9 @@ def schema_text(name: str, schema: dict[str, Any], description: str | None) -> s
 
 
 def request_text(intent: str, window: str) -> str:
-    """What follows the full schema. The schema comes first, right after the fixed prefix, so its compiled
-    block is always spliced where it was compiled (Δpos 0: bit-exact, no repair)."""
+    """What follows the tool (IR or full schema). The tool comes first, right after the fixed prefix, so
+    its compiled block is always spliced where it was compiled (Δpos 0: bit-exact, no repair), and a
+    turn computes only the window and the request."""
     head = f"{window}\n" if window else ""
     return f"{head}Request: {intent}<|im_end|>\n<|im_start|>assistant\n"
 
@@ -133,6 +154,7 @@ class Generation:
     dropped: list[str]
     missing: list[str]
     prompt_tokens: int
+    computed_tokens: int  # of the prompt, what this turn put through the model (not the prefix or a block)
     timings_ms: dict[str, float] = field(default_factory=dict)
     chosen_tokens: int = 0
     forced_tokens: int = 0
@@ -145,6 +167,7 @@ class Generation:
             "dropped": {name: self.raw.get(name.split(".")[0]) for name in self.dropped},
             "missing": self.missing,
             "prompt_tokens": self.prompt_tokens,
+            "computed_tokens": self.computed_tokens,
             "tokens": {"chosen": self.chosen_tokens, "forced": self.forced_tokens},
             "ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             **({"schema": self.schema_placement} if self.schema_placement else {}),
@@ -200,34 +223,36 @@ class ArgumentGenerator:
         block_key: str | None = None,
     ) -> Generation:
         """``full_schema``: the whole JSON schema instead of the IR (the evaluation's oracle, or the
-        gateway's full-schema mode); with ``block_key`` and compiled blocks the schema is spliced."""
+        gateway's full-schema mode). With ``block_key`` and compiled blocks the tool's form is spliced
+        from its block (:func:`tool_blocks`); without, the oracle prefills the schema every turn, and the
+        IR goes through the prefix arena with the rest of the prompt."""
         schema = schema or {"type": "object", "properties": {}}
         window_text = window.render(intent) if window else ""
         timings: dict[str, float] = {}
         placement: SpliceReport | None = None
+        focus = None if full_schema else self._focus(intent, window)
         if full_schema:
-            schema_tokens = self.engine.tokenize(schema_text(name, schema, description))
-            suffix = self.engine.tokenize(request_text(intent, window_text))
+            tool_tokens = self.engine.tokenize(schema_text(name, schema, description))
         else:
-            schema_tokens = []
-            suffix = self.engine.tokenize(
-                turn_text(
-                    compressed_ir(name, schema, description, self._focus(intent, window)),
-                    intent,
-                    window_text,
-                )
-            )
+            tool_tokens = self.engine.tokenize(ir_text(compressed_ir(name, schema, description, focus)))
+            block_key = ir_block_key(block_key) if block_key is not None and focus is None else None
+        suffix = self.engine.tokenize(request_text(intent, window_text))
         with self.engine.lock:
             started = time.perf_counter()
-            if schema_tokens:
+            if self.blocks is not None and block_key is not None:
                 cursor = self.engine.cursor(self.prefix_tokens, logits=False)
-                if self.blocks is not None and block_key is not None:
-                    placement = self.blocks.place(cursor, block_key, schema_tokens, suffix)
-                else:
-                    cursor.feed(schema_tokens)
-                    cursor.feed(suffix)
-            else:  # the whole prompt: the arena serves what an earlier turn of the session already holds
-                cursor = self.engine.cursor(self.prefix_tokens + suffix)
+                before = cursor.computed
+                placement = self.blocks.place(cursor, block_key, tool_tokens, suffix)
+                computed = cursor.computed - before
+            elif full_schema:  # the oracle: the whole schema computed every turn
+                cursor = self.engine.cursor(self.prefix_tokens, logits=False)
+                before = cursor.computed
+                cursor.feed(tool_tokens)
+                cursor.feed(suffix)
+                computed = cursor.computed - before
+            else:  # the whole prompt: the arena serves what an earlier turn already holds (the prefix, at least)
+                cursor = self.engine.cursor(self.prefix_tokens + tool_tokens + suffix)
+                computed = min(cursor.computed, len(tool_tokens) + len(suffix))
             decoder = SchemaDecoder(
                 self.engine,
                 self.vocabulary,
@@ -256,7 +281,8 @@ class ArgumentGenerator:
             raw,
             dropped,
             required,
-            len(self.prefix_tokens) + len(schema_tokens) + len(suffix),
+            len(self.prefix_tokens) + len(tool_tokens) + len(suffix),
+            computed,
             timings,
             decoder.stats.chosen,
             decoder.stats.forced,

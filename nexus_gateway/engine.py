@@ -292,6 +292,7 @@ class Cursor:
         self.seq = seq
         self.position = position
         self.logits: np.ndarray | None = None
+        self.computed = 0  # tokens put through the model by this cursor (the prompt's cost, not the arena's)
 
     def feed(self, tokens: list[int]) -> np.ndarray:
         if not tokens:
@@ -301,6 +302,7 @@ class Cursor:
         logits = self.engine._decode(tokens, self.seq, self.position)
         assert logits is not None
         self.position += len(tokens)
+        self.computed += len(tokens)
         self.logits = logits
         return logits
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .arguments import ArgumentGenerator, Generation, schema_text
+from .arguments import ArgumentGenerator, Generation, tool_blocks
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
 from .engine import EngineSettings, LlamaEngine
@@ -155,12 +155,14 @@ class ArgsEvaluation:
             return self.generator.generate(*args, full_schema=True)
         key = schema_key({"name": tool.name, "description": tool.description, "inputSchema": tool.schema})
         blocks = self.generator.blocks
-        if blocks is not None and not blocks.has(key):  # the gateway compiles in the background; here, first use
-            text = schema_text(tool.name, tool.schema or {"type": "object", "properties": {}}, tool.description)
-            blocks.compile_missing([(key, self.generator.engine.tokenize(text))])
+        if blocks is not None:  # the gateway compiles them in the background; here, on first use
+            full_schema = self.schema_mode in ("full", "auto")
+            forms = tool_blocks(key, tool.name, tool.schema, tool.description, full_schema=full_schema)
+            tokenize = self.generator.engine.tokenize
+            blocks.compile_missing((k, tokenize(text)) for k, text in forms if not blocks.has(k))
         if self.schema_mode == "full":
             return self.generator.generate(*args, full_schema=True, block_key=key)
-        generation = self.generator.generate(*args)
+        generation = self.generator.generate(*args, block_key=key)
         if self.schema_mode == "auto" and generation.missing:
             full_generation = self.generator.generate(*args, full_schema=True, block_key=key)
             if len(full_generation.missing) < len(generation.missing):
@@ -173,8 +175,12 @@ class ArgsEvaluation:
         generated = 0
         first_ir: list[float] = []
         first_full: list[float] = []
+        # the tokens each turn computes (the main context's cost: the fixed prefix and a spliced block are
+        # not computed again), and all it holds beyond the fixed prefix
         tokens_ir: list[int] = []
         tokens_full: list[int] = []
+        context_ir: list[int] = []
+        context_full: list[int] = []
         for number, query in enumerate(queries, 1):
             chosen = self.route(query)
             accepted = set(query.get("acceptable_tools") or [query["gold_tool"]])
@@ -201,11 +207,13 @@ class ArgsEvaluation:
             if not is_valid:
                 sys.stderr.write(f"schema-invalid: {chosen} {generation.arguments}\n")
             first_ir.append(generation.timings_ms.get("first_token", float("nan")))
-            tokens_ir.append(generation.prompt_tokens - len(self.generator.prefix_tokens))
+            tokens_ir.append(generation.computed_tokens)
+            context_ir.append(generation.prompt_tokens - len(self.generator.prefix_tokens))
             if oracle:
                 full = self.generate(chosen, query["query"], None, full=True)
                 first_full.append(full.timings_ms.get("first_token", float("nan")))
-                tokens_full.append(full.prompt_tokens - len(self.generator.prefix_tokens))
+                tokens_full.append(full.computed_tokens)
+                context_full.append(full.prompt_tokens - len(self.generator.prefix_tokens))
             sys.stderr.write(f"[{number}/{len(queries)}] {chosen} {r}/{t} {generation.arguments}\n")
         coreference = self.dialogues(dialogues) if dialogues else None
         n = len(queries)
@@ -230,13 +238,8 @@ class ArgsEvaluation:
                 "full_schema_ci": list(bootstrap_median_ci(first_full)) if first_full else None,
                 "ratio": (full_median / ir_median) if ir_median and full_median else None,
             },
-            "prompt_tokens": {
-                "ir": float(np.median(tokens_ir)) if tokens_ir else None,
-                "full_schema": float(np.median(tokens_full)) if tokens_full else None,
-                "saving": (1 - float(np.median(tokens_ir)) / float(np.median(tokens_full)))
-                if tokens_ir and tokens_full
-                else None,
-            },
+            "prompt_tokens": _medians(tokens_ir, tokens_full),
+            "context_tokens": _medians(context_ir, context_full),
         }
 
     def dialogues(self, dialogues: list[dict[str, Any]]) -> float | None:
@@ -280,7 +283,10 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
     engine = LlamaEngine(EngineSettings(path, n_threads=args.threads))
     generator = ArgumentGenerator(engine, focused=args.schema == "ir-focused")
     generator.warm()
-    if args.schema in ("full", "auto"):
+    unspliceable = engine.geometry().why_not_spliceable()
+    if unspliceable:
+        sys.stderr.write(f"compiled blocks off (every turn computes the tool's form): {unspliceable}\n")
+    elif args.schema != "ir-focused" and not args.no_blocks:  # the focused IR differs per request
         generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, RegistryCache(args.cache_dir))
     tools, router = build_router(args) if not args.gold_tool else (_load_tools(args.registry), None)
     evaluation = ArgsEvaluation(tools, generator, router, args.schema)
@@ -292,6 +298,14 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
     return 0
+
+
+def _medians(ir: list[int], full: list[int]) -> dict[str, float | None]:
+    """Median tokens of both sides and the saving."""
+    ir_median = float(np.median(ir)) if ir else None
+    full_median = float(np.median(full)) if full else None
+    saving = 1 - ir_median / full_median if ir_median is not None and full_median else None
+    return {"ir": ir_median, "full_schema": full_median, "saving": saving}
 
 
 def _load_tools(paths: list[str]) -> list[Any]:

@@ -262,6 +262,9 @@ def register(commands: Any) -> None:
     arguments.add_argument("--gold-tool", action="store_true", help="skip routing: generate for the labelled tool")
     arguments.add_argument("--no-oracle", action="store_true", help="skip the full-schema oracle")
     arguments.add_argument(
+        "--no-blocks", action="store_true", help="compute the tool's form every turn instead of splicing its block"
+    )
+    arguments.add_argument(
         "--schema",
         choices=["ir", "ir-focused", "full", "auto"],
         default="ir",

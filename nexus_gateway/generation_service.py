@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from .arguments import ArgumentGenerator, Generation, schema_text
+from .arguments import ArgumentGenerator, Generation, tool_blocks
 from .block_store import SchemaBlocks
 from .cache import RegistryCache
 from .engine import EngineError, EngineSettings, LlamaEngine
@@ -80,10 +80,10 @@ class GenerationService:
             engine = LlamaEngine(EngineSettings(str(path), n_threads=self.threads))
             generator = ArgumentGenerator(engine, focused=self.schema_mode == "ir-focused")
             generator.warm()
-            if self.schema_mode in ("full", "auto") and self.cache is not None:
+            if self.schema_mode != "ir-focused" and self.cache is not None:  # the focused IR differs per request
                 reason = engine.geometry().why_not_spliceable()
-                if reason:  # full-schema mode still works, by prefilling the schema
-                    logger.info("schema blocks off (the schema is prefilled): %s", reason)
+                if reason:  # generation still works, computing the tool's form every turn
+                    logger.info("compiled blocks off (the tool's form is prefilled): %s", reason)
                 else:
                     generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, self.cache)
         except (NexusError, EngineError, OSError) as exc:
@@ -101,8 +101,9 @@ class GenerationService:
             self._tools_changed.set()
 
     async def compile_blocks(self, entries: Callable[[], list[ToolEntry]]) -> None:
-        """Background task: compile the full-schema block of every tool that has none yet, again whenever
-        an upstream's tools change. One block at a time, each under the engine lock, so calls interleave."""
+        """Background task: compile the blocks of every tool that has none yet (its IR; in full and auto
+        mode its full schema too), again whenever an upstream's tools change. One block at a time, each
+        under the engine lock, so calls interleave."""
         while True:
             self._tools_changed = anyio.Event()
             compiled = await anyio.to_thread.run_sync(self._compile_missing, entries())
@@ -115,12 +116,14 @@ class GenerationService:
         if generator is None or generator.blocks is None:
             return 0
         blocks, tokenize = generator.blocks, generator.engine.tokenize
+        full_schema = self.schema_mode in ("full", "auto")
         todo = [
-            (e.key, tokenize(schema_text(e.name, e.input_schema, e.description)))
+            (key, tokenize(text))
             for e in entries
-            if not blocks.has(e.key)
+            for key, text in tool_blocks(e.key, e.name, e.input_schema, e.description, full_schema=full_schema)
+            if not blocks.has(key)
         ]
-        return blocks.compile_missing(todo, progress_printer("compiling schema blocks"))
+        return blocks.compile_missing(todo, progress_printer("compiling tool blocks"))
 
     def window(self, session: str) -> SessionWindow:
         """The window of one host session (the least recently used is forgotten beyond ``MAX_SESSIONS``)."""
@@ -149,7 +152,7 @@ class GenerationService:
             args = (entry.name, entry.input_schema, entry.description, intent, window)
             if mode == "full":
                 return generator.generate(*args, full_schema=True, block_key=entry.key)
-            generation = generator.generate(*args)
+            generation = generator.generate(*args, block_key=entry.key)
             if mode == "auto" and generation.missing:
                 # the signature left required arguments unresolved: let the model read the whole schema
                 full = generator.generate(*args, full_schema=True, block_key=entry.key)

@@ -20,7 +20,7 @@ import pytest
 from conftest import TESTS, node_server, result_text, stdio_gateway, write_config
 
 from nexus_gateway import block_arena, kv_state, rope
-from nexus_gateway.arguments import ArgumentGenerator, schema_text
+from nexus_gateway.arguments import ArgumentGenerator, request_text, schema_text, tool_blocks
 from nexus_gateway.atb import BlockCorrupt, BlockMismatch, anchor_of, check_compatible, read_block, write_block
 from nexus_gateway.block_store import SchemaBlocks
 from nexus_gateway.cache import RegistryCache, schema_key
@@ -294,6 +294,26 @@ def test_greedy_generations_are_identical_spliced_and_prefilled(
         assert no_placement is None
         assert placement is not None and placement["path"] == "splice", placement
         assert got == expected, name
+
+
+def test_the_ir_spliced_from_its_block_gives_the_same_call_and_computes_only_the_request(
+    engine: LlamaEngine, tmp_path: Path
+) -> None:
+    """The default path: the tool's compressed IR sits right after the fixed prefix, where its block was
+    compiled, so a turn splices it exactly and computes only the window and the request."""
+    plain, spliced = ArgumentGenerator(engine), ArgumentGenerator(engine)
+    spliced.blocks = SchemaBlocks(engine, spliced.prefix_tokens, RegistryCache(tmp_path))
+    for name, intent in INTENTS[-4:]:
+        tool = TOOLS[name]
+        key, schema, description = schema_key(tool), tool["inputSchema"], tool.get("description")
+        forms = tool_blocks(key, name, schema, description, full_schema=False)
+        spliced.blocks.compile_missing((k, engine.tokenize(text)) for k, text in forms)
+        expected = plain.generate(name, schema, description, intent)
+        got = spliced.generate(name, schema, description, intent, block_key=key)
+        assert got.schema_placement is not None and got.schema_placement["path"] == "splice", got.schema_placement
+        assert got.raw == expected.raw, name
+        assert got.prompt_tokens == expected.prompt_tokens
+        assert got.computed_tokens == len(engine.tokenize(request_text(intent, ""))) < expected.computed_tokens
 
 
 def test_four_threads_calling_concurrently_match_the_serial_results(
