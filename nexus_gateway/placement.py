@@ -391,6 +391,26 @@ def quotes_where_named(arguments: dict[str, Any], schema: dict[str, Any], intent
     return placed
 
 
+def carried_identifiers(
+    arguments: dict[str, Any], schema: dict[str, Any], last: dict[str, Any] | None
+) -> dict[str, Any]:
+    """An identifier the last turn's call used under the same key goes on when the request points back
+    and the model left it out: "rerun just the jobs that failed" after ``get_job_logs(run_id=…)`` means
+    that run (the 0.5B model closed the object before ``run_id``). Only keys named as an id or a number
+    whose value fits the schema's type; a value the model wrote is never replaced."""
+    if not last:
+        return arguments
+    carried = dict(arguments)
+    for key, raw in properties(schema):
+        value = last.get(key)
+        if key in arguments or value is None or not set(tokenize(key)) & {"id", "number"}:
+            continue
+        kind = raw.get("type")
+        if (kind in ("integer", "number") and type(value) is int) or (kind == "string" and isinstance(value, str)):
+            carried[key] = value
+    return carried
+
+
 def window_numbers_placed(
     arguments: dict[str, Any], schema: dict[str, Any], kinds: dict[int, frozenset[str]]
 ) -> dict[str, Any]:
@@ -551,6 +571,7 @@ def place_stated(
     arguments = scope_qualifiers(arguments, schema, intent)
     if earlier is None:
         return arguments
+    arguments = carried_identifiers(arguments, schema, earlier.turns[-1].arguments if earlier.turns else None)
     arguments = number_not_id(arguments, earlier.numbers_by_id())
     arguments = window_numbers_placed(arguments, schema, earlier.number_kinds())
     return source_branch_from_window(arguments, schema, intent, earlier.branches())

@@ -37,6 +37,7 @@ from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.placement import (
     anchor_repository,
     bare_quotes,
+    carried_identifiers,
     cued_numbers,
     listed_items,
     my_repository,
@@ -1013,3 +1014,22 @@ def test_a_corrupted_model_file_is_refused_before_llama_cpp_opens_it(tmp_path: P
     service = GenerationService(str(corrupt), threads=1)
     service.load()
     assert not service.ready and service.error and "models pull" in service.error
+
+
+def test_an_identifier_of_the_last_call_goes_on_under_the_same_key() -> None:
+    rerun = {
+        "properties": {
+            "method": {"type": "string"},
+            "run_id": {"type": "integer"},
+            "per_page": {"type": "integer"},
+        }
+    }
+    last = {"owner": "a", "run_id": 98, "per_page": 50}
+    assert carried_identifiers({"method": "rerun_failed_jobs"}, rerun, last) == {
+        "method": "rerun_failed_jobs",
+        "run_id": 98,
+    }
+    # a value the model wrote stays; a value of another type does not fit
+    assert carried_identifiers({"run_id": 7}, rerun, last) == {"run_id": 7}
+    assert carried_identifiers({}, rerun, {"run_id": "98"}) == {}
+    assert carried_identifiers({}, rerun, None) == {}
