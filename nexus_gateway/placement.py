@@ -411,6 +411,33 @@ def carried_identifiers(
     return carried
 
 
+def window_numbers_of_their_kind(
+    arguments: dict[str, Any], schema: dict[str, Any], intent: str, earlier: SessionWindow
+) -> dict[str, Any]:
+    """A number the request does not state, copied from an earlier turn, stays only in a key of its
+    kind: "read that text file again" after "add 19 and 23" came out ``head: 23, tail: 19``. Its kind is
+    the words of the keys earlier calls gave it and of what it numbers in their results
+    (:meth:`SessionWindow.number_kinds`); a key named as an id or a number takes a record's number from
+    a result, and a required key keeps what the model wrote (leaving it out would only ask)."""
+    stated = set(re.findall(r"\d+", intent))
+    kinds: dict[int, set[str]] = {}  # the number's key names and words
+    for turn in earlier.turns:
+        for key, value in turn.arguments.items():
+            if type(value) is int:
+                kinds.setdefault(value, set()).update([key, *tokenize(key)])
+    for number, words in earlier.number_kinds().items():
+        kinds.setdefault(number, set()).update(words)
+    required = set(schema.get("required") or [])
+    kept = dict(arguments)
+    for key, value in arguments.items():
+        if type(value) is not int or str(value) in stated or key in required or value not in kinds:
+            continue
+        said = {key, *tokenize(key)}
+        if not said & {"id", "number"} and not said & kinds[value]:
+            del kept[key]
+    return kept
+
+
 def window_numbers_placed(
     arguments: dict[str, Any], schema: dict[str, Any], kinds: dict[int, frozenset[str]]
 ) -> dict[str, Any]:
@@ -574,4 +601,5 @@ def place_stated(
     arguments = carried_identifiers(arguments, schema, earlier.turns[-1].arguments if earlier.turns else None)
     arguments = number_not_id(arguments, earlier.numbers_by_id())
     arguments = window_numbers_placed(arguments, schema, earlier.number_kinds())
+    arguments = window_numbers_of_their_kind(arguments, schema, intent, earlier)
     return source_branch_from_window(arguments, schema, intent, earlier.branches())

@@ -54,6 +54,7 @@ from nexus_gateway.placement import (
     stated_pairs,
     whole_path,
     whole_word,
+    window_numbers_of_their_kind,
     window_numbers_placed,
 )
 from nexus_gateway.window import SessionWindow, referent, surrogate
@@ -1033,3 +1034,19 @@ def test_an_identifier_of_the_last_call_goes_on_under_the_same_key() -> None:
     assert carried_identifiers({"run_id": 7}, rerun, last) == {"run_id": 7}
     assert carried_identifiers({}, rerun, {"run_id": "98"}) == {}
     assert carried_identifiers({}, rerun, None) == {}
+
+
+def test_a_number_from_an_earlier_turn_stays_only_in_a_key_of_its_kind() -> None:
+    window = SessionWindow()
+    window.add("add 19 and 23", "get-sum", {"a": 19, "b": 23}, "42")
+    window.add("list the runs of a/b", "list_runs", {"owner": "a", "repo": "b"}, {"workflow_runs": [{"id": 5101}]})
+    read = {"properties": {"path": {"type": "string"}, "head": {"type": "integer"}}, "required": ["path"]}
+    said = "read that text file again"
+    assert window_numbers_of_their_kind({"path": "x", "head": 23}, read, said, window) == {"path": "x"}
+    # stated in the request, or a key of its kind: kept
+    assert window_numbers_of_their_kind({"head": 23}, read, "the first 23 lines of it", window) == {"head": 23}
+    sums = {"properties": {"a": {"type": "integer"}, "run_id": {"type": "integer"}}}
+    assert window_numbers_of_their_kind({"a": 19, "run_id": 5101}, sums, "again, for it", window) == {
+        "a": 19,
+        "run_id": 5101,
+    }
