@@ -270,22 +270,19 @@ ARGS_RUNS = (
 
 
 # Which code each row of the table comes from: the rows are re-run one by one, as the rules change.
-ARGS_PROVENANCE = """Every row is from session 13's code (commit 26bcce9) on session 12's machine (an Intel VM whose
-llama.cpp is built with AMX off). Session 13 added rules that put what a request states where it
-belongs after grounding (`placement.py`; docs/arguments.md): a number goes to the key its cue words
-name ("issue ID 2718281828", "#12", "run 9876543210", "50 per page", "the second page", a URL's
-anchor), a pull request's branches follow "from"/"into", a stated branch or file goes to the key that
-holds it, quoted text to the key the word before it names, a number or branch copied from an earlier
-turn to the key its kind names, and what a request negates names no value. On all 166 GitHub requests
-with the labelled tool (the A/B with the same history) that moved arguments from 86.6% to 92.3%, 30
-requests better and one worse (fixed), and dialogue turns all right from 10 to 14 of 18. On the odd half
-below: labelled tool 86.2% → 90.9%, arguments on routed-right requests 84.2% → 90.5%, end to end 66.6% →
-71.3%; the 1.5B model 87.2% → 89.5%; BFCL 77.6% → 78.1% (0.5B) and 81.3% → 81.9% (1.5B) on routed-right
-requests. Routing did not change since session 10 (74.7% of the odd half among the 117 GitHub tools),
-so end to end stays far from 90%. Two later narrowing fixes (a file is no `repo_path`, a pull request
-from its own base takes the session's branch) are not in these rows.
-`nexus.schema: ir-focused` (a shorter IR written for each request) is measured in `docs/arguments.md`
-and is not the default: 1.4 points fewer arguments right over both halves.
+ARGS_PROVENANCE = """Every row is from session 14's code (commit 39394bb) on session 12's machine (an Intel VM whose
+llama.cpp is built with AMX off). Session 14 changed three things (docs/arguments.md): the placement
+rules of session 13 were narrowed where an offline check against the labels caught them (BFCL labelled
+calls changed by the rules 18 → 1 of 956); the tool's IR now comes right after the fixed prefix and is
+spliced from its compiled block, so a turn computes only the window and the request; and two rules for
+later turns (an identifier of the last call goes on under the same key; a number copied from an earlier
+turn stays only in a key of its kind). Against session 13's rows: labelled tool 90.9% → 91.2%,
+arguments on routed-right requests 90.5% → 90.0%, end to end 71.3% → 71.0%, dialogue turns in the routed
+run 12 → 14 of 18; the 1.5B model 89.5% → 90.8%; BFCL on routed-right requests 78.1% → 78.7% (0.5B) and
+81.9% → 82.9% (1.5B). Routing did not change since session 10 (74.7% of the odd half among the 117 GitHub tools), so
+end to end stays far from 90%. `nexus.schema: ir-focused` (a shorter IR written for each request) is
+measured in `docs/arguments.md` and is not the default: 1.4 points fewer arguments right over both
+halves.
 """
 
 # The IR run the full-schema run was paired with (same session, same code); the IR rows above have moved
@@ -309,12 +306,15 @@ def arguments() -> str:
     speed = "_oracle not run yet_\n"
     if main_run and main_run["first_arg_ms"]["ratio"]:
         f, t = main_run["first_arg_ms"], main_run["prompt_tokens"]
+        held = main_run.get("context_tokens") or t
         speed = f"""First argument token (median, bootstrap 95% CI, same model, same decoder, system prefix warm
-for both): compressed IR {_ms(f["ir"], f["ir_ci"])}, full JSON schema {_ms(f["full_schema"], f["full_schema_ci"])}:
-**{f["ratio"]:.2f}×** sooner (3.12× in session 12's run on this machine, 3.50× in session 11's on another,
-3.40× in session 10's, 3.85× in session 8's: the full-schema side moves with the machine and its load).
-Tokens each turn puts in the model's context beyond the shared prefix (median):
-IR {t["ir"]:.0f}, full schema {t["full_schema"]:.0f}: **{100 * t["saving"]:.0f}% fewer**.
+for both; the IR spliced from its compiled block, the oracle prefilling the full schema every turn):
+compressed IR {_ms(f["ir"], f["ir_ci"])}, full JSON schema {_ms(f["full_schema"], f["full_schema_ci"])}:
+**{f["ratio"]:.2f}×** sooner (session 13, the IR prefilled after the window: 3.24×; 3.12× in session 12's
+run, 3.50× in session 11's on another machine, 3.40× in session 10's, 3.85× in session 8's).
+Tokens each turn computes beyond the shared prefix (median; the IR's block is spliced, not computed):
+IR {t["ir"]:.1f}, full schema {t["full_schema"]:.1f}: **{100 * t["saving"]:.1f}% fewer**. What the context
+holds beyond the prefix: IR {held["ir"]:.1f}, full schema {held["full_schema"]:.1f}, {100 * held["saving"]:.0f}% fewer.
 """
     ir = load("ir_tokens.json")
     ir_text = "_not run yet_\n"
@@ -471,9 +471,10 @@ def full_schema_mode() -> str:
 | coreference (dialogue turns) | {pct(PAIRED_IR["coreference_accuracy"])} | {pct(accuracy["coreference_accuracy"])} |
 
 First argument token with the full schema spliced from its block {_ms(f["ir"], f["ir_ci"])} vs the same
-schema prefilled {_ms(f["full_schema"], f["full_schema_ci"])}: **{f["ratio"]:.1f}×** sooner (n = 20), and
-faster than the IR path above, which still prefills the IR. Reading the full schema did not make the
-0.5B model's arguments better, so `ir` stays the default; `full` is there for models that use it.
+schema prefilled {_ms(f["full_schema"], f["full_schema_ci"])}: **{f["ratio"]:.1f}×** sooner (n = 20; commit 9ccc851's
+code, when the IR path still prefilled the IR; since session 14 the IR is spliced from its own block the
+same way). Reading the full schema did not make the 0.5B model's arguments better, so `ir` stays the
+default; `full` is there for models that use it.
 """
 
 
@@ -488,7 +489,9 @@ def prefix_replay() -> str:
     return f"""Command: `python bench/prefix_replay.py` ({document["model"]}, {document["threads"]} threads; the
 {document["sessions"]} GitHub dialogues, {document["turns"]} turns interleaved across sessions, prompts as
 `ArgumentGenerator` renders them, median {document["prompt_tokens_median"]:.0f} tokens). Share of prompt
-tokens served warm by the arena: **{100 * document["arena_hit_rate"]:.0f}%**.
+tokens served warm by the arena: **{100 * document["arena_hit_rate"]:.0f}%**. Measured with session 13's prompt
+order (the window before the IR); since session 14 the IR comes first and is spliced from its compiled
+block where blocks are on, and the arena serves the turns of a model whose cache cannot be spliced.
 
 | path | TTFT median ms [95% CI] | vs cold |
 |---|---|---|
