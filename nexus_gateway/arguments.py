@@ -239,16 +239,15 @@ class ArgumentGenerator:
         suffix = self.engine.tokenize(request_text(intent, window_text))
         with self.engine.lock:
             started = time.perf_counter()
-            if self.blocks is not None and block_key is not None:
+            spliced = self.blocks is not None and block_key is not None
+            if spliced or full_schema:  # the oracle, without blocks, computes the whole schema every turn
                 cursor = self.engine.cursor(self.prefix_tokens, logits=False)
                 before = cursor.computed
-                placement = self.blocks.place(cursor, block_key, tool_tokens, suffix)
-                computed = cursor.computed - before
-            elif full_schema:  # the oracle: the whole schema computed every turn
-                cursor = self.engine.cursor(self.prefix_tokens, logits=False)
-                before = cursor.computed
-                cursor.feed(tool_tokens)
-                cursor.feed(suffix)
+                if self.blocks is not None and block_key is not None:
+                    placement = self.blocks.place(cursor, block_key, tool_tokens, suffix)
+                else:
+                    cursor.feed(tool_tokens)
+                    cursor.feed(suffix)
                 computed = cursor.computed - before
             else:  # the whole prompt: the arena serves what an earlier turn already holds (the prefix, at least)
                 cursor = self.engine.cursor(self.prefix_tokens + tool_tokens + suffix)

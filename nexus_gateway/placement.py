@@ -420,11 +420,11 @@ def window_numbers_of_their_kind(
     (:meth:`SessionWindow.number_kinds`); a key named as an id or a number takes a record's number from
     a result, and a required key keeps what the model wrote (leaving it out would only ask)."""
     stated = set(re.findall(r"\d+", intent))
-    kinds: dict[int, set[str]] = {}  # the number's key names and words
+    kinds: dict[int, set[str]] = {}  # the key names earlier calls gave the number, and its kind's words
     for turn in earlier.turns:
         for key, value in turn.arguments.items():
             if type(value) is int:
-                kinds.setdefault(value, set()).update([key, *tokenize(key)])
+                kinds.setdefault(value, set()).add(key)  # ``a`` of get-sum has no kind words
     for number, words in earlier.number_kinds().items():
         kinds.setdefault(number, set()).update(words)
     required = set(schema.get("required") or [])
