@@ -308,6 +308,7 @@ AFFORDANCE_GRID = (0.0, 0.1, 0.2, 0.3)
 MOOD_GRID = (0.0, 0.1, 0.2, 0.3)
 NAME_GRID = (0.0, 0.1, 0.15, 0.2)
 UNFILLED_GRID = (0.0, 0.1, 0.2, 0.3)
+SERVER_GRID = (0.0, 0.1, 0.2, 0.3)
 RERANK_GRID = (0.0, 0.02, 0.05, 0.1)
 RERANK_K_GRID = (2, 3, 4)
 
@@ -329,7 +330,8 @@ def calibrate(
        scores 67.5% (docs/routing.md). Registries differ (BFCL's terse functions reward meaning, GitHub's
        entity-heavy requests reward words and slots), so they are calibrated per registry.
        Then the penalty for a required slot the request leaves empty, over its own grid with those
-       weights fixed (a fifth axis in the same grid would quadruple the calibration's time). With
+       weights fixed (a fifth axis in the same grid would quadruple the calibration's time), and after
+       it the weight of the server's share of tools that take the request's slots, the same way. With
        several registry sizes, the reciprocal rank is summed over them: weights chosen at N = 250 alone
        can be worse at the full registry, which is what a gateway serves.
     2. τ = the ``escalate_fraction`` quantile of top-1 − top-2 margins over confusable queries (all
@@ -372,6 +374,8 @@ def calibrate(
     _, _, tuned = max(((reciprocal_rank(c), -total_weight(c), c) for c in grid), key=lambda scored: scored[:2])
     unfilled = [replace(tuned, unfilled_weight=weight) for weight in UNFILLED_GRID]
     _, _, tuned = max(((reciprocal_rank(c), -c.unfilled_weight, c) for c in unfilled), key=lambda scored: scored[:2])
+    servers = [replace(tuned, server_weight=weight) for weight in SERVER_GRID]
+    _, _, tuned = max(((reciprocal_rank(c), -c.server_weight, c) for c in servers), key=lambda scored: scored[:2])
     margins, confusable_margins, best = [], [], []
     for query, vector, router in zip(queries, query_vectors, routers[: len(queries)], strict=True):
         router.calibration = tuned

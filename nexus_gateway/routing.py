@@ -8,7 +8,9 @@ Pipeline (each stage timed in the trace):
    slot affordance (``affordance.py``) and, when the request and the tool both say whether they read or
    write, a penalty for the other kind (``mood.py``); the share of the tool's name words the request
    says (``lexical.NameCoverage``); and a penalty for a tool that requires a number, path or URL the
-   request does not give, where few tools of its server require it (``distinguishing_requirements``).
+   request does not give, where few tools of its server require it (``distinguishing_requirements``);
+   and the share of the tool's server whose tools take the slots the request names
+   (``server_affordances``).
 3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
    candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
    with the fused score.
@@ -40,6 +42,7 @@ DEFAULT_AFFORDANCE_WEIGHT = 0.2
 DEFAULT_MOOD_WEIGHT = 0.2
 DEFAULT_NAME_WEIGHT = 0.15
 DEFAULT_UNFILLED_WEIGHT = 0.2
+DEFAULT_SERVER_WEIGHT = 0.1
 DEFAULT_TAU = 0.05
 DEFAULT_FLOOR = 0.6  # uncalibrated: abstain only on clearly unrelated requests (calibrated: 0.61-0.89)
 DEFAULT_RERANK_K = 4
@@ -68,6 +71,7 @@ class Calibration:
     mood_weight: float = DEFAULT_MOOD_WEIGHT
     name_weight: float = DEFAULT_NAME_WEIGHT
     unfilled_weight: float = DEFAULT_UNFILLED_WEIGHT
+    server_weight: float = DEFAULT_SERVER_WEIGHT
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     rerank_k: int = DEFAULT_RERANK_K
 
@@ -176,6 +180,23 @@ def distinguishing_requirements(docs: Sequence[RouteDoc]) -> dict[str, np.ndarra
     }
 
 
+def server_affordances(docs: Sequence[RouteDoc], affords: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per slot kind, the share of each tool's server whose tools take it, less the mean over all
+    tools. A request that names ``owner/repo`` is a request for a server whose tools take one, even when
+    the tool it wants does not ("find usages of useSyncExternalStore in facebook/react" is GitHub's
+    ``search_code(query)``, not a memory server's ``sync_status``). Centred, so that a registry of one
+    server gets no offset and its abstention floor stays where it was."""
+    servers = np.array([d.server for d in docs])
+    columns = {}
+    for kind, column in affords.items():
+        share = np.zeros(len(docs), dtype=np.float32)
+        for server in set(servers.tolist()):
+            members = servers == server
+            share[members] = column[members].mean()
+        columns[kind] = share - share.mean() if len(docs) else share
+    return columns
+
+
 class Router:
     """Dense + lexical retrieval with a calibrated cross-encoder gate, over one set of tools."""
 
@@ -205,6 +226,7 @@ class Router:
             kind: np.array([kind in d.affordances for d in ordered], dtype=np.float32) for kind in SLOT_KINDS
         }
         self.requires = distinguishing_requirements(ordered)
+        self.server_affords = server_affordances(ordered, self.affords)
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
 
     def apply(self, added: Sequence[RouteDoc], vectors: np.ndarray, removed: Sequence[str]) -> None:
@@ -247,6 +269,9 @@ class Router:
         if slots and calibration.affordance_weight:
             share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
             fused = fused + np.float32(calibration.affordance_weight) * share
+        if slots and calibration.server_weight:
+            share = sum(self.server_affords[kind] for kind in slots) / np.float32(len(slots))
+            fused = fused + np.float32(calibration.server_weight) * share
         if calibration.unfilled_weight:
             filled = filled_slots(intent, slots) | given
             missing = [self.requires[kind] for kind in SLOT_KINDS if kind not in filled]

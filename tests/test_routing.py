@@ -15,7 +15,14 @@ from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, 
 from nexus_gateway.embedder import CrossEncoder, Embedder
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
-from nexus_gateway.routing import Calibration, RouteDoc, Router, distinguishing_requirements, tool_document
+from nexus_gateway.routing import (
+    Calibration,
+    RouteDoc,
+    Router,
+    distinguishing_requirements,
+    server_affordances,
+    tool_document,
+)
 
 FIXTURES = TESTS / "fixtures"
 REGISTRY = FIXTURES / "local_registry.json"
@@ -223,6 +230,34 @@ def test_a_requirement_most_of_a_server_shares_does_not_count() -> None:
     docs = [doc("git", "git_status", ["repo_path"]), doc("git", "git_log", ["repo_path"])]
     docs += [doc("github", "get_file_blame", ["path"]), doc("github", "list_issues", []), doc("github", "get_me", [])]
     assert distinguishing_requirements(docs)["path"].tolist() == [False, False, True, False, False]
+
+
+def test_a_request_naming_a_repository_leans_to_the_server_whose_tools_take_one(embedder: Embedder) -> None:
+    repo = {"properties": {"owner": {"type": "string"}, "repo": {"type": "string"}}}
+    query_only = {"properties": {"query": {"type": "string"}}}
+    docs = [
+        RouteDoc.of_tool("gh__list_issues", "list_issues", "", [], repo, None, "github"),
+        RouteDoc.of_tool("gh__get_me", "get_me", "", [], {}, None, "github"),
+        RouteDoc.of_tool(
+            "gh__search_code", "search_code", "Search code.", ["search", "code"], query_only, None, "github"
+        ),
+        RouteDoc.of_tool("mem__sync_status", "sync_status", "Sync status.", ["sync", "status"], {}, None, "memory"),
+    ]
+    shares = server_affordances(docs, {"repo": np.array([1, 0, 0, 0], dtype=np.float32)})["repo"]
+    assert shares.tolist() == pytest.approx([1 / 3 - 1 / 4] * 3 + [-1 / 4])  # GitHub 1 of 3, centred on the mean
+    one_server = server_affordances(docs[:3], {"repo": np.array([1, 0, 0], dtype=np.float32)})["repo"]
+    assert one_server.tolist() == pytest.approx([0, 0, 0])  # one server: no offset, the floor stays put
+    vectors = np.stack([embedder.embed_document("code search")] * 2 + [embedder.embed_document("code sync")] * 2)
+
+    def margin(request: str, weight: float) -> float:
+        calibration = Calibration(floor=-9.0, server_weight=weight, lexical_weight=0.0, name_weight=0.0)
+        scores = {c.id: c.score for c in Router(embedder, docs, vectors, calibration).route(request).candidates}
+        return scores["gh__search_code"] - scores["mem__sync_status"]
+
+    request = "find usages of useSyncExternalStore in facebook/react"
+    assert margin(request, 0.3) - margin(request, 0.0) == pytest.approx(0.3 * (1 / 3), abs=1e-5)
+    plain = "find usages of useSyncExternalStore"  # names no repository: no lean
+    assert margin(plain, 0.3) == pytest.approx(margin(plain, 0.0), abs=1e-6)
 
 
 def test_a_tool_that_requires_what_the_request_leaves_out_ranks_lower(embedder: Embedder) -> None:
