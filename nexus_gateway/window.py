@@ -39,11 +39,14 @@ KEY_FIELDS = (
     "html_url",
     "url",
 )
+DESCRIPTIVE_FIELDS = frozenset(["title", "state", "conclusion", "status", "reason", "severity"])
 ID_SUFFIXES = ("_id", "_number", "_name")  # run_id, job_id, job_name: identifiers by their name
 NESTED_NAME = ("login", "full_name", "name")  # how a nested owner/user/repository is named
 MAX_ITEMS = 3
 # "the top match", "the second one": a list item by its place.
 ORDINALS = {"first": 0, "top": 0, "second": 1, "third": 2}
+# "the other one", "the rest": a request that means a record the conversation has not used yet.
+NOT_THE_USED = frozenset(["other", "others", "another", "rest", "remaining", "next", "all", "each", "every", "both"])
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -105,9 +108,10 @@ def _record_lists(result: Any) -> list[tuple[str | None, list[dict[str, Any]]]]:
     return []
 
 
-def surrogate(result: Any, intent: str | None = None) -> str:
+def surrogate(result: Any, intent: str | None = None, used: frozenset[str] = frozenset()) -> str:
     """Identifying fields of a result, first records first, cut to about 64 tokens. Given the request
-    that refers back to it, a list shows only the record the request singles out (:func:`referent`)."""
+    that refers back to it, a list shows only the record the request singles out (:func:`referent`),
+    else the one record a later call used (``used``: the values of later calls' arguments)."""
     result = _parsed(result)
     if isinstance(result, str):
         return " ".join(result.split())[:SURROGATE_CHARS]
@@ -115,6 +119,8 @@ def surrogate(result: Any, intent: str | None = None) -> str:
     for key, records in _record_lists(result):
         fields = [_fields(record) for record in records]
         chosen = referent(intent, fields) if intent else None
+        if chosen is None and intent:
+            chosen = used_record(intent, fields, used)
         shown = [chosen] if chosen is not None else range(len(records))
         entries = "; ".join(f"[{i + 1}] {' '.join(fields[i])}" for i in shown)
         parts.append(f"{key}: {entries}" if key is not None else entries)
@@ -150,6 +156,36 @@ def referent(intent: str, records: list[list[str]]) -> int | None:
         scores.append(sum(any(_alike(word, value) for value in values) for word in set(words)))
     best = max(scores)
     return scores.index(best) if best > 0 and scores.count(best) == 1 else None
+
+
+def used_record(intent: str, records: list[list[str]], used: frozenset[str]) -> int | None:
+    """The one record of an earlier list that a later call used, for a request that points back without
+    singling a record out: after "mark the one where I was mentioned as done" took thread 2 of a list of
+    notifications, "and mute that thread too" means thread 2, and the 0.5B model took the first of the
+    list. A request for "the other one" or "the rest" means what was not used, so it sees the list."""
+    words = set(_WORD.findall(intent.lower()))
+    if len(records) < 2 or not used or not refers_back(intent) or words & NOT_THE_USED:
+        return None
+    hits = [i for i, fields in enumerate(records) if any(_identifier(field) in used for field in fields)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _identifier(field: str) -> str | None:
+    """The value of a surrogate field that names its record (an id, number, name, SHA or URL), not one
+    that describes it (a state or a title many records may share)."""
+    key, _, value = field.partition("=")
+    return value if key.rsplit(".", 1)[-1] not in DESCRIPTIVE_FIELDS else None
+
+
+def _argument_values(arguments: dict[str, Any]) -> set[str]:
+    """Each scalar value of a call's arguments as the surrogate writes it (``id=12345``)."""
+    found: set[str] = set()
+    for value in arguments.values():
+        for item in value if isinstance(value, list) else [value]:
+            text = _scalar(item)
+            if text is not None:
+                found.add(text)
+    return found
 
 
 def _integer(value: Any) -> int | None:
@@ -264,13 +300,16 @@ class SessionWindow:
 
     def render(self, intent: str | None = None) -> str:
         """The prompt's ``Earlier:`` block (empty when the session is new); given the new request, each
-        listed result shows only the record it singles out, if it singles one out."""
+        listed result shows only the record it singles out, if it singles one out, or else the record a
+        later turn went on with (:func:`used_record`)."""
         if not self.turns:
             return ""
         lines = ["Earlier:"]
-        for i, turn in enumerate(self.turns, 1):
+        turns = list(self.turns)
+        for i, turn in enumerate(turns, 1):
             line = f'{i}. "{turn.intent}" → {_call_text(turn.tool, turn.arguments)}'
-            result = surrogate(turn.raw, intent) if intent else turn.result
+            used = frozenset().union(*(_argument_values(later.arguments) for later in turns[i:]))
+            result = surrogate(turn.raw, intent, used) if intent else turn.result
             if result:
                 line += f" → {result}"
             lines.append(line)

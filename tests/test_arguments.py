@@ -1050,3 +1050,23 @@ def test_a_number_from_an_earlier_turn_stays_only_in_a_key_of_its_kind() -> None
         "a": 19,
         "run_id": 5101,
     }
+
+
+def test_a_request_pointing_back_sees_the_record_a_later_turn_went_on_with() -> None:
+    threads = [
+        {"id": "12345678901", "reason": "review_requested", "subject": {"title": "Add dark mode"}},
+        {"id": "12345678902", "reason": "mention", "subject": {"title": "Stock count goes negative"}},
+    ]
+    window = SessionWindow()
+    window.add("what's in my GitHub notifications?", "list_notifications", {}, threads)
+    window.add("mark the one where I was mentioned as done", "dismiss_notification", {"threadID": "12345678902"}, {})
+    rendered = window.render("and mute that thread too")
+    assert "12345678902" in rendered and "12345678901" not in rendered
+    assert "12345678901" in window.render("and mute the other one too")  # what was not used yet
+    assert "12345678901" in window.render("show notifications for octo-org/app")  # points back to nothing
+    # a later call that shares only a describing value (a state) with one record narrows nothing
+    runs = [{"id": 1, "state": "open"}, {"id": 2, "state": "closed"}]
+    window = SessionWindow()
+    window.add("issues in a/b", "list_issues", {"owner": "a", "repo": "b"}, runs)
+    window.add("same for c/d", "list_issues", {"owner": "c", "repo": "d", "state": "open"}, [])
+    assert "id=1" in window.render("comment on that one") and "id=2" in window.render("comment on that one")
