@@ -438,6 +438,50 @@ def window_numbers_of_their_kind(
     return kept
 
 
+def result_values_unasked(
+    arguments: dict[str, Any], schema: dict[str, Any], intent: str, earlier: SessionWindow
+) -> dict[str, Any]:
+    """An optional key whose value the model copied from an earlier turn's result is left out unless the
+    request states the value, names the key, or points at it ("open that file" → ``path``, whose
+    description says "file"): after ``create_branch`` returned the new branch's commit, "add a file
+    docs/API.md on that branch …" came with ``sha`` set to that commit, which ``create_or_update_file``
+    reads as the blob of a file to replace ("that branch" points at ``branch``, not at ``sha``). What
+    earlier calls *sent* still carries ("same for …" repeats their filters); a key named as an id or a
+    number still takes a record's id from a result ("its failing jobs" → ``run_id``), and a required
+    key keeps what the model wrote (leaving it out would only ask)."""
+    required = set(schema.get("required") or [])
+    sent = {str(v) for turn in earlier.turns for v in _scalars(turn.arguments)}
+    results = "\n".join(turn.result for turn in earlier.turns)
+    said, pointed = sayer(intent), sayer(" ".join(" ".join(words) for words in _POINTED.findall(intent.lower())))
+    kept = dict(arguments)
+    for key, raw in properties(schema):
+        value = arguments.get(key)
+        if key in required or isinstance(value, bool) or not isinstance(value, str | int):
+            continue
+        text = str(value)
+        if text in intent or text in sent or not re.search(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])", results):
+            continue
+        words = tokenize(key)
+        described = tokenize(str(raw.get("description") or ""))
+        if {"id", "number"} & {key, *words} or any(said(w) for w in words) or any(pointed(w) for w in described):
+            continue
+        del kept[key]
+    return kept
+
+
+# The noun a request points with, and the word after it: "open that file", "on that branch", "its
+# failing jobs".
+_POINTED = re.compile(r"\b(?:that|this|those|these|same|its|their)\s+(\w+)(?:\s+(\w+))?")
+
+
+def _scalars(arguments: dict[str, Any]) -> list[Any]:
+    """A call's scalar argument values, list items included."""
+    found: list[Any] = []
+    for value in arguments.values():
+        found.extend(value if isinstance(value, list) else [value])
+    return [v for v in found if isinstance(v, str | int) and not isinstance(v, bool)]
+
+
 def window_numbers_placed(
     arguments: dict[str, Any], schema: dict[str, Any], kinds: dict[int, frozenset[str]]
 ) -> dict[str, Any]:
@@ -602,4 +646,5 @@ def place_stated(
     arguments = number_not_id(arguments, earlier.numbers_by_id())
     arguments = window_numbers_placed(arguments, schema, earlier.number_kinds())
     arguments = window_numbers_of_their_kind(arguments, schema, intent, earlier)
+    arguments = result_values_unasked(arguments, schema, intent, earlier)
     return source_branch_from_window(arguments, schema, intent, earlier.branches())

@@ -47,6 +47,7 @@ from nexus_gateway.placement import (
     place_stated,
     pull_request_branches,
     quotes_where_named,
+    result_values_unasked,
     scope_qualifiers,
     source_branch_from_window,
     split_owner_repo,
@@ -1070,3 +1071,30 @@ def test_a_request_pointing_back_sees_the_record_a_later_turn_went_on_with() -> 
     window.add("issues in a/b", "list_issues", {"owner": "a", "repo": "b"}, runs)
     window.add("same for c/d", "list_issues", {"owner": "c", "repo": "d", "state": "open"}, [])
     assert "id=1" in window.render("comment on that one") and "id=2" in window.render("comment on that one")
+
+
+def test_an_optional_value_copied_from_an_earlier_result_goes_only_where_the_request_asks() -> None:
+    window = SessionWindow()
+    created = {"ref": "refs/heads/docs/api-guide", "object": {"sha": "c0ffee12d4e5"}}
+    window.add("create a branch docs/api-guide in h/cli", "create_branch", {"owner": "h", "repo": "cli"}, created)
+    write = {
+        "properties": {k: {"type": "string"} for k in ("owner", "repo", "path", "content", "branch", "sha", "run_id")},
+        "required": ["owner", "repo", "path", "content"],
+    }
+    made = {"owner": "h", "repo": "cli", "path": "docs/API.md", "content": "# API", "sha": "c0ffee12d4e5"}
+    adding = "add a file docs/API.md on that branch containing '# API'"
+    assert result_values_unasked(made, write, adding, window) == {k: v for k, v in made.items() if k != "sha"}
+    # the request names the key, or states the value: kept
+    assert "sha" in result_values_unasked(made, write, "update it, sha of the file as above", window)
+    assert "sha" in result_values_unasked(made, write, "replace blob c0ffee12d4e5 on that branch", window)
+    # what an earlier call sent carries; an id key takes a record's id; a required key keeps its value
+    assert "branch" in result_values_unasked({**made, "branch": "cli"}, write, adding, window)
+    assert "run_id" in result_values_unasked({**made, "run_id": "c0ffee12d4e5"}, write, adding, window)
+    required = {**write, "required": ["sha"]}
+    assert "sha" in result_values_unasked(made, required, adding, window)
+    # the request points at the key's thing: "open that file" → path, whose description says "file"
+    read = {"properties": {"path": {"type": "string", "description": "Path to file or directory"}}}
+    window.add("find parsedebugvars", "search_code", {"query": "x"}, {"items": [{"path": "src/runtime1.go"}]})
+    assert result_values_unasked({"path": "src/runtime1.go"}, read, "open that file", window) == {
+        "path": "src/runtime1.go"
+    }
