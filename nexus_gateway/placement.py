@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .affordance import REPO_PATTERN, URL_PATTERN, names_a_path
 from .decoding import could_hold
+from .ir import PAGINATION
 from .lexical import stem, tokenize
 from .mentions import (
     FREE_TEXT,
@@ -474,6 +475,26 @@ def result_values_unasked(
 _POINTED = re.compile(r"\b(?:that|this|those|these|same|its|their)\s+(\w+)(?:\s+(\w+))?")
 
 
+def singled_out_number(
+    arguments: dict[str, Any], schema: dict[str, Any], intent: str, earlier: SessionWindow
+) -> dict[str, Any]:
+    """The number of the record the request singles out ("the top match", "the failed one") goes to the
+    empty number key the request names: "close it as a duplicate of the top match" after a list of
+    candidate duplicates → ``duplicate_of: 377``; the 0.5B model closed the issue and left the key out.
+    Only one record and one such key; pagination keys are never a record's number ("the second page")."""
+    numbers = {r["number"] for r in earlier.singled_out(intent) if type(r.get("number")) is int}
+    if len(numbers) != 1 or next(iter(numbers)) in arguments.values():
+        return arguments
+    said = sayer(intent)
+    homes = [
+        key
+        for key, raw in properties(schema)
+        if key not in arguments and raw.get("type") in ("integer", "number") and key.lower() not in PAGINATION
+        if any(said(word) for word in tokenize(key) if word not in {"number", "id"})
+    ]
+    return {**arguments, homes[0]: numbers.pop()} if len(homes) == 1 else arguments
+
+
 def _scalars(arguments: dict[str, Any]) -> list[Any]:
     """A call's scalar argument values, list items included."""
     found: list[Any] = []
@@ -647,4 +668,5 @@ def place_stated(
     arguments = window_numbers_placed(arguments, schema, earlier.number_kinds())
     arguments = window_numbers_of_their_kind(arguments, schema, intent, earlier)
     arguments = result_values_unasked(arguments, schema, intent, earlier)
+    arguments = singled_out_number(arguments, schema, intent, earlier)
     return source_branch_from_window(arguments, schema, intent, earlier.branches())

@@ -48,6 +48,7 @@ ORDINALS = {"first": 0, "top": 0, "second": 1, "third": 2}
 # "the other one", "the rest": a request that means a record the conversation has not used yet.
 NOT_THE_USED = frozenset(["other", "others", "another", "rest", "remaining", "next", "all", "each", "every", "both"])
 _WORD = re.compile(r"[a-z0-9]+")
+_CLAUSE_HEAD = re.compile(r"(?:^|[,.;:!?]|\b(?:and|then|please|now|yep|yes|ok|okay)\b)\s*([a-z]+)")
 
 
 def _scalar(value: Any) -> str | None:
@@ -150,10 +151,13 @@ def referent(intent: str, records: list[list[str]]) -> int | None:
         if word in ORDINALS and ORDINALS[word] < len(records):
             return ORDINALS[word]
     common = set.intersection(*(set(fields) for fields in records))
+    # the verb a clause starts with is what to do, not which record: "close it as a duplicate" is no
+    # reference to the closed one
+    describing = set(words) - set(_CLAUSE_HEAD.findall(intent.lower()))
     scores = []
     for fields in records:
         values = {v for field in fields if field not in common for v in _WORD.findall(field.split("=", 1)[-1].lower())}
-        scores.append(sum(any(_alike(word, value) for value in values) for word in set(words)))
+        scores.append(sum(any(_alike(word, value) for value in values) for word in describing))
     best = max(scores)
     return scores.index(best) if best > 0 and scores.count(best) == 1 else None
 
@@ -314,6 +318,17 @@ class SessionWindow:
                 line += f" → {result}"
             lines.append(line)
         return "\n".join(lines)
+
+    def singled_out(self, intent: str) -> list[dict[str, Any]]:
+        """The records of earlier lists that the request singles out by place or by a value only they
+        have (:func:`referent`), the latest turn's last."""
+        found = []
+        for turn in self.turns:
+            for _, records in _record_lists(turn.raw):
+                chosen = referent(intent, [_fields(record) for record in records])
+                if chosen is not None:
+                    found.append(records[chosen])
+        return found
 
     def numbers_by_id(self) -> dict[int, int]:
         """``id → number`` over the turns' results, the latest turn last."""

@@ -49,6 +49,7 @@ from nexus_gateway.placement import (
     quotes_where_named,
     result_values_unasked,
     scope_qualifiers,
+    singled_out_number,
     source_branch_from_window,
     split_owner_repo,
     stated_homes,
@@ -1098,3 +1099,28 @@ def test_an_optional_value_copied_from_an_earlier_result_goes_only_where_the_req
     assert result_values_unasked({"path": "src/runtime1.go"}, read, "open that file", window) == {
         "path": "src/runtime1.go"
     }
+
+
+def test_the_record_a_request_singles_out_numbers_the_key_it_names() -> None:
+    window = SessionWindow()
+    window.add("what's issue 412 in o/app about?", "issue_read", {"owner": "o", "repo": "app", "issue_number": 412}, {})
+    matches = {"candidates": [{"number": 377, "state": "open"}, {"number": 120, "state": "closed"}]}
+    window.add("check whether it's a duplicate", "find_duplicate", {"owner": "o", "repo": "app"}, matches)
+    close = {
+        "properties": {
+            "issue_number": {"type": "integer"},
+            "duplicate_of": {"type": "number"},
+            "page": {"type": "integer"},
+            "state": {"type": "string"},
+        }
+    }
+    made = {"issue_number": 412, "state": "closed"}
+    said = "yep, close it as a duplicate of the top match"
+    assert singled_out_number(made, close, said, window) == {**made, "duplicate_of": 377}
+    # no record singled out, or no key named: nothing added; a page is never a record's number
+    assert singled_out_number(made, close, "close it as a duplicate", window) == made
+    assert singled_out_number(made, close, "close the top match", window) == made
+    assert singled_out_number({}, close, "show the second page of the top match", window) == {}
+    # the verb at the head of a clause says what to do, not which record ("close" is no "closed")
+    assert referent("close it as a duplicate", [["number=377", "state=open"], ["number=120", "state=closed"]]) is None
+    assert referent("yep, close the closed one", [["number=377", "state=open"], ["number=120", "state=closed"]]) == 1
