@@ -7,7 +7,10 @@ same run:
 
 - ``arena``: the prefix arena (32 slots, longest common prefix, LRU) as the gateway runs it;
 - ``prefix_only``: only the fixed system prefix is warm (every other slot forgotten before each turn);
-- ``cold``: nothing warm, the whole prompt prefilled.
+- ``cold``: nothing warm, the whole prompt prefilled;
+- ``blocks``: the gateway's default path since session 14: the prefix warm, the tool's compressed IR
+  spliced from its compiled block at Δpos 0, the window and the request computed (the blocks are
+  compiled before the replay, as the gateway compiles them in the background at start).
 
 TTFT here is the prompt's processing up to the first next-token logits (``engine.cursor``).
 
@@ -26,7 +29,9 @@ from pathlib import Path
 
 from stats import bootstrap_median_ci
 
-from nexus_gateway.arguments import ArgumentGenerator, turn_text
+from nexus_gateway.arguments import ArgumentGenerator, ir_block_key, ir_text, request_text, turn_text
+from nexus_gateway.block_store import SchemaBlocks
+from nexus_gateway.cache import RegistryCache, schema_key
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.ir import compressed_ir
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
@@ -51,12 +56,19 @@ def main() -> int:
     tools = {t["name"]: t for t in json.loads(Path(args.registry).read_text())}
     dialogues = [json.loads(line) for line in Path(args.dialogues).read_text().splitlines() if line.strip()]
     settings = EngineSettings(args.model, n_ctx=8192, n_threads=args.threads)
-    engines = {name: LlamaEngine(settings) for name in ("arena", "prefix_only", "cold")}
+    engines = {name: LlamaEngine(settings) for name in ("arena", "prefix_only", "cold", "blocks")}
     prefix = ArgumentGenerator(engines["arena"]).prefix_tokens
     engines["arena"].cursor(prefix)  # the gateway warms its prefix at start
+    blocks = SchemaBlocks(engines["blocks"], prefix, RegistryCache())
+    tokenize = engines["blocks"].tokenize
+    used = {turn["gold_tool"] for dialogue in dialogues for turn in dialogue["turns"]}
+    block_keys = {name: ir_block_key(schema_key(tools[name])) for name in used}
+    irs = {name: compressed_ir(name, tools[name]["inputSchema"], tools[name]["description"]) for name in used}
+    blocks.compile_missing((block_keys[name], tokenize(ir_text(irs[name]))) for name in sorted(used))
     windows = [SessionWindow() for _ in dialogues]
     ttft: dict[str, list[float]] = {name: [] for name in engines}
     tokens: list[int] = []
+    spliced = 0
     depth = max(len(d["turns"]) for d in dialogues)
     for turn_index in range(depth):
         for dialogue, window in zip(dialogues, windows, strict=True):
@@ -64,11 +76,20 @@ def main() -> int:
                 continue
             turn = dialogue["turns"][turn_index]
             tool = tools[turn["gold_tool"]]
-            ir = compressed_ir(tool["name"], tool["inputSchema"], tool["description"])
-            prompt = prefix + engines["arena"].tokenize(turn_text(ir, turn["query"], window.render()))
+            ir = irs[tool["name"]]
+            shown = window.render(turn["query"])  # as the generator renders it for this request
+            prompt = prefix + engines["arena"].tokenize(turn_text(ir, turn["query"], shown))
             tokens.append(len(prompt))
             for name, engine in engines.items():
-                if name != "arena":
+                if name == "blocks":
+                    started = time.perf_counter()
+                    cursor = engine.cursor(prefix, logits=False)
+                    suffix = tokenize(request_text(turn["query"], shown))
+                    report = blocks.place(cursor, block_keys[tool["name"]], tokenize(ir_text(ir)), suffix)
+                    ttft[name].append((time.perf_counter() - started) * 1000)
+                    spliced += report.path == "splice"
+                    continue
+                if name not in ("arena", "blocks"):
                     forget_all(engine)
                     if name == "prefix_only":
                         engine.cursor(prefix)
@@ -86,11 +107,13 @@ def main() -> int:
         "turns": len(tokens),
         "prompt_tokens_median": statistics.median(tokens),
         "arena_hit_rate": arena.hit_tokens / arena.total_tokens,
+        "blocks_spliced": spliced,
         "ttft_ms": {},
     }
     cold = statistics.median(ttft["cold"])
     print(f"{len(dialogues)} sessions, {len(tokens)} turns, prompt median {statistics.median(tokens):.0f} tokens")
     print(f"arena hit rate (prompt tokens served warm): {document['arena_hit_rate']:.1%}")
+    print(f"blocks: the IR spliced on {spliced} of {len(tokens)} turns")
     print(f"{'path':<12} {'TTFT p50 ms':>12} {'95% CI':>18} {'vs cold':>8}")
     for name, values in ttft.items():
         median = statistics.median(values)
