@@ -489,9 +489,13 @@ def prefix_replay() -> str:
     return f"""Command: `python bench/prefix_replay.py` ({document["model"]}, {document["threads"]} threads; the
 {document["sessions"]} GitHub dialogues, {document["turns"]} turns interleaved across sessions, prompts as
 `ArgumentGenerator` renders them, median {document["prompt_tokens_median"]:.0f} tokens). Share of prompt
-tokens served warm by the arena: **{100 * document["arena_hit_rate"]:.0f}%**. Measured with session 13's prompt
-order (the window before the IR); since session 14 the IR comes first and is spliced from its compiled
-block where blocks are on, and the arena serves the turns of a model whose cache cannot be spliced.
+tokens served warm by the arena: **{100 * document["arena_hit_rate"]:.0f}%**. Measured with session 14's prompt
+order (`[prefix] [Tool: IR] [window] [Request]`, session 15's run). The dialogues' turns change tool
+every turn, so what the arena keeps beyond the fixed prefix seldom matches the next prompt, and the
+arena does no better than keeping the prefix alone (session 13's order, the window before the IR, had
+given 5.1× and 5.2×). `blocks` is the gateway's default path: the prefix warm, the IR spliced from its
+compiled block ({document.get("blocks_spliced", "?")} of {document["turns"]} turns spliced), the window and the request
+computed; the arena still serves the turns of a model whose cache cannot be spliced.
 
 | path | TTFT median ms [95% CI] | vs cold |
 |---|---|---|
