@@ -270,19 +270,18 @@ ARGS_RUNS = (
 
 
 # Which code each row of the table comes from: the rows are re-run one by one, as the rules change.
-ARGS_PROVENANCE = """Every row is from session 14's code (commit 39394bb) on session 12's machine (an Intel VM whose
-llama.cpp is built with AMX off). Session 14 changed three things (docs/arguments.md): the placement
-rules of session 13 were narrowed where an offline check against the labels caught them (BFCL labelled
-calls changed by the rules 18 → 1 of 956); the tool's IR now comes right after the fixed prefix and is
-spliced from its compiled block, so a turn computes only the window and the request; and two rules for
-later turns (an identifier of the last call goes on under the same key; a number copied from an earlier
-turn stays only in a key of its kind). Against session 13's rows: labelled tool 90.9% → 91.2%,
-arguments on routed-right requests 90.5% → 90.0%, end to end 71.3% → 71.0%, dialogue turns in the routed
-run 12 → 14 of 18; the 1.5B model 89.5% → 90.8%; BFCL on routed-right requests 78.1% → 78.7% (0.5B) and
-81.9% → 82.9% (1.5B). Routing did not change since session 10 (74.7% of the odd half among the 117 GitHub tools), so
-end to end stays far from 90%. `nexus.schema: ir-focused` (a shorter IR written for each request) is
-measured in `docs/arguments.md` and is not the default: 1.4 points fewer arguments right over both
-halves.
+ARGS_PROVENANCE = """Every row is from session 15's code (commit 81679c5) on session 12's machine (an Intel VM whose
+llama.cpp is built with AMX off). Session 15 added three rules for later turns and narrowed one
+(docs/arguments.md): a request that points back without singling out a record sees the record a later
+turn went on with; an optional value copied from an earlier result stays only where the request states
+it, names the key or points at it; the number of the record a request singles out goes to the number key
+it names; a clause's head verb no longer picks a record by value. Single requests have no window, so
+their rows are those of session 14's code to the decimal (labelled tool 91.2%, routed-right 90.0%, end
+to end 71.0%, BFCL 78.7% / 82.9% on routed-right requests); dialogue turns all right in the routed run
+14 → **17 of 18**, and with the 1.5B model 13 → 14 of 18. Routing among the 117 GitHub tools alone did
+not change (session 15's server cue needs more than one server), so end to end stays far from 90%.
+`nexus.schema: ir-focused` (a shorter IR written for each request) is measured in `docs/arguments.md`
+and is not the default: 1.4 points fewer arguments right over both halves.
 """
 
 # The IR run the full-schema run was paired with (same session, same code); the IR rows above have moved

@@ -215,13 +215,19 @@ def whole_word(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -
     return whole
 
 
+def names_an_identifier(key: str) -> bool:
+    """A key named as an id or a number (``run_id``, ``issue_number``, ``threadID``): such a key takes a
+    record's id from an earlier result or call, where a key of another kind must not."""
+    return bool({key, *tokenize(key)} & {"id", "number"})
+
+
 def _numeric_keys(schema: dict[str, Any]) -> dict[str, tuple[set[str], bool]]:
     """Top-level keys that hold a number: each key's words and whether it takes a string of digits."""
     keys = {}
     for key, raw in properties(schema):
         kind = raw.get("type")
         words = set(tokenize(key))
-        if kind in ("integer", "number") or (kind == "string" and "enum" not in raw and words & {"id", "number"}):
+        if kind in ("integer", "number") or (kind == "string" and "enum" not in raw and names_an_identifier(key)):
             keys[key] = (words, kind == "string")
     return keys
 
@@ -404,7 +410,7 @@ def carried_identifiers(
     carried = dict(arguments)
     for key, raw in properties(schema):
         value = last.get(key)
-        if key in arguments or value is None or not set(tokenize(key)) & {"id", "number"}:
+        if key in arguments or value is None or not names_an_identifier(key):
             continue
         kind = raw.get("type")
         if (kind in ("integer", "number") and type(value) is int) or (kind == "string" and isinstance(value, str)):
@@ -433,8 +439,7 @@ def window_numbers_of_their_kind(
     for key, value in arguments.items():
         if type(value) is not int or str(value) in stated or key in required or value not in kinds:
             continue
-        said = {key, *tokenize(key)}
-        if not said & {"id", "number"} and not said & kinds[value]:
+        if not names_an_identifier(key) and not {key, *tokenize(key)} & kinds[value]:
             del kept[key]
     return kept
 
@@ -464,7 +469,7 @@ def result_values_unasked(
             continue
         words = tokenize(key)
         described = tokenize(str(raw.get("description") or ""))
-        if {"id", "number"} & {key, *words} or any(said(w) for w in words) or any(pointed(w) for w in described):
+        if names_an_identifier(key) or any(said(w) for w in words) or any(pointed(w) for w in described):
             continue
         del kept[key]
     return kept
