@@ -64,7 +64,8 @@ def main() -> int:
     used = {turn["gold_tool"] for dialogue in dialogues for turn in dialogue["turns"]}
     block_keys = {name: ir_block_key(schema_key(tools[name])) for name in used}
     irs = {name: compressed_ir(name, tools[name]["inputSchema"], tools[name]["description"]) for name in used}
-    blocks.compile_missing((block_keys[name], tokenize(ir_text(irs[name]))) for name in sorted(used))
+    ir_tokens = {name: tokenize(ir_text(irs[name])) for name in used}
+    blocks.compile_missing((block_keys[name], ir_tokens[name]) for name in sorted(used))
     windows = [SessionWindow() for _ in dialogues]
     ttft: dict[str, list[float]] = {name: [] for name in engines}
     tokens: list[int] = []
@@ -85,11 +86,11 @@ def main() -> int:
                     started = time.perf_counter()
                     cursor = engine.cursor(prefix, logits=False)
                     suffix = tokenize(request_text(turn["query"], shown))
-                    report = blocks.place(cursor, block_keys[tool["name"]], tokenize(ir_text(ir)), suffix)
+                    report = blocks.place(cursor, block_keys[tool["name"]], ir_tokens[tool["name"]], suffix)
                     ttft[name].append((time.perf_counter() - started) * 1000)
                     spliced += report.path == "splice"
                     continue
-                if name not in ("arena", "blocks"):
+                if name != "arena":
                     forget_all(engine)
                     if name == "prefix_only":
                         engine.cursor(prefix)

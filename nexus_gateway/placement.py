@@ -31,6 +31,7 @@ from .mentions import (
     stated_entities,
     without_quotes,
 )
+from .window import argument_items
 
 if TYPE_CHECKING:
     from .window import SessionWindow
@@ -456,7 +457,12 @@ def result_values_unasked(
     number still takes a record's id from a result ("its failing jobs" → ``run_id``), and a required
     key keeps what the model wrote (leaving it out would only ask)."""
     required = set(schema.get("required") or [])
-    sent = {str(v) for turn in earlier.turns for v in _scalars(turn.arguments)}
+    sent = {
+        str(v)
+        for turn in earlier.turns
+        for v in argument_items(turn.arguments)
+        if isinstance(v, str | int) and not isinstance(v, bool)
+    }
     results = "\n".join(turn.result for turn in earlier.turns)
     said, pointed = sayer(intent), sayer(" ".join(" ".join(words) for words in _POINTED.findall(intent.lower())))
     kept = dict(arguments)
@@ -498,14 +504,6 @@ def singled_out_number(
         if any(said(word) for word in tokenize(key) if word not in {"number", "id"})
     ]
     return {**arguments, homes[0]: numbers.pop()} if len(homes) == 1 else arguments
-
-
-def _scalars(arguments: dict[str, Any]) -> list[Any]:
-    """A call's scalar argument values, list items included."""
-    found: list[Any] = []
-    for value in arguments.values():
-        found.extend(value if isinstance(value, list) else [value])
-    return [v for v in found if isinstance(v, str | int) and not isinstance(v, bool)]
 
 
 def window_numbers_placed(

@@ -181,15 +181,14 @@ def _identifier(field: str) -> str | None:
     return value if key.rsplit(".", 1)[-1] not in DESCRIPTIVE_FIELDS else None
 
 
+def argument_items(arguments: dict[str, Any]) -> list[Any]:
+    """A call's argument values with each list's items in its place: what a later turn may copy."""
+    return [item for value in arguments.values() for item in (value if isinstance(value, list) else [value])]
+
+
 def _argument_values(arguments: dict[str, Any]) -> set[str]:
     """Each scalar value of a call's arguments as the surrogate writes it (``id=12345``)."""
-    found: set[str] = set()
-    for value in arguments.values():
-        for item in value if isinstance(value, list) else [value]:
-            text = _scalar(item)
-            if text is not None:
-                found.add(text)
-    return found
+    return {text for item in argument_items(arguments) if (text := _scalar(item)) is not None}
 
 
 def _integer(value: Any) -> int | None:
