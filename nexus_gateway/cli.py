@@ -5,6 +5,7 @@
     nexus-gateway tools  --config FILE [--json]
     nexus-gateway search --config FILE "query" [--limit N]
     nexus-gateway call   --config FILE TOOL_ID --args JSON
+    nexus-gateway ask    --config FILE "what to do, in one sentence" [--args JSON]
     nexus-gateway models pull [NAME] | models list
 
 Every command reads the config with ``--config`` or ``--from-claude-desktop``. User errors print one
@@ -30,6 +31,7 @@ from .config import GatewayConfig, load_claude_desktop, load_config
 from .exceptions import ConfigError, NexusError
 from .gateway import Gateway
 from .progress import progress_printer
+from .routed_call import TRACE_KEY, call_intent
 from .server import HostSurface
 from .transports import http_app, parse_bind, serve_asgi, serve_stdio, sse_app, warn_if_exposed
 from .upstream import UpstreamState
@@ -42,6 +44,7 @@ class ExitStatus(enum.IntEnum):
     ERROR = 1
     USAGE = 2
     UPSTREAM_FAILED = 3
+    NOT_CALLED = 4  # `ask`: no tool fits, or a required value is missing; the report on stdout says which
     CTRL_C = 130
 
 
@@ -78,6 +81,20 @@ def without_routing(config: GatewayConfig) -> GatewayConfig:
     """One-shot commands that never route skip loading the models (seconds saved per run)."""
     routing = replace(config.settings.routing, enabled=False)
     return replace(config, settings=replace(config.settings, routing=routing))
+
+
+def json_object_option(text: str, flag: str) -> dict[str, Any]:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(f"{flag}: not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f'{flag}: must be a JSON object, e.g. \'{{"timezone": "UTC"}}\'')
+    return value
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
 # ##### Commands #####
@@ -137,7 +154,7 @@ async def cmd_tools(args: argparse.Namespace, config: GatewayConfig) -> int:
             }
             for e in entries
         ]
-        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+        print_json(document)
     else:
         print_table(["tool", "signature"], [[e.id, e.signature] for e in entries])
     return ExitStatus.OK
@@ -157,24 +174,42 @@ async def cmd_search(args: argparse.Namespace, config: GatewayConfig) -> int:
             }
             for h in hits
         ]
-        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+        print_json(document)
     else:
         print_table(["score", "tool", "signature"], [[f"{h.score:.2f}", h.entry.id, h.entry.signature] for h in hits])
     return ExitStatus.OK
 
 
 async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
-    try:
-        arguments = orjson.loads(args.args) if args.args else {}
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(f"--args: not valid JSON ({exc})") from None
-    if not isinstance(arguments, dict):
-        raise ConfigError('--args: must be a JSON object, e.g. \'{"timezone": "UTC"}\'')
+    arguments = json_object_option(args.args, "--args") if args.args else {}
     gateway = Gateway(without_routing(config))
     async with gateway.running():
         result = await gateway.call(args.tool, arguments)
-    sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+    print_json(result)
     return ExitStatus.ERROR if result.get("isError") else ExitStatus.OK
+
+
+async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
+    """``call(intent)`` from the terminal: the result on stdout, what the gateway decided on stderr."""
+    arguments = json_object_option(args.args, "--args") if args.args else None
+    gateway = Gateway(config)
+    async with gateway.running():
+        if arguments is None:
+            await gateway.generation.wait_settled()
+            if gateway.generation.error:
+                sys.stderr.write(f"nexus-gateway: argument generation off: {gateway.generation.error}\n")
+        outcome = await call_intent(gateway, args.intent, arguments, session="cli")
+    if outcome.forwarded is None:
+        report = outcome.report or {}
+        sys.stderr.write(f"nexus-gateway: nothing called ({report.get('status')}): {report.get('message')}\n")
+        print_json(report)
+        return ExitStatus.NOT_CALLED
+    trace = (outcome.forwarded.get("_meta") or {}).get(TRACE_KEY) or {}
+    arguments_text = orjson.dumps(trace.get("arguments")).decode()
+    timings = ", ".join(f"{stage} {ms:.0f} ms" for stage, ms in (trace.get("ms") or {}).items())
+    sys.stderr.write(f"nexus-gateway: {trace.get('tool')} {arguments_text} ({timings})\n")
+    print_json(outcome.forwarded)
+    return ExitStatus.ERROR if outcome.forwarded.get("isError") else ExitStatus.OK
 
 
 def cmd_models_pull(args: argparse.Namespace) -> int:
@@ -251,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     call = command("call", cmd_call, "Call one tool by id and print the upstream result as JSON.")
     call.add_argument("tool", metavar="TOOL_ID")
     call.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
+    ask = command("ask", cmd_ask, "Say what to do in one sentence: route, fill in the arguments, call.")
+    ask.add_argument("intent", metavar="INTENT")
+    ask.add_argument("--args", default=None, metavar="JSON", help="arguments for the chosen tool, if known")
     eval_cli.register(commands)
     splice_bench.register(commands)
     models = commands.add_parser("models", help="Local LLM weights: pull (assemble + verify) and list.")

@@ -57,6 +57,7 @@ class GenerationService:
         self._tools_changed: anyio.Event | None = None  # made inside the event loop, by compile_blocks
         self.error: str | None = None
         self._limiter = anyio.CapacityLimiter(1)
+        self._settled: anyio.Event | None = None  # made inside the event loop, by start or wait_settled
         self._windows: OrderedDict[str, SessionWindow] = OrderedDict()
 
     @property
@@ -94,7 +95,20 @@ class GenerationService:
         logger.info("argument generation on: %s", path.name)
 
     async def start(self) -> None:
-        await anyio.to_thread.run_sync(self.load, limiter=self._limiter)
+        try:
+            await anyio.to_thread.run_sync(self.load, limiter=self._limiter)
+        finally:
+            self._settled_event().set()
+
+    async def wait_settled(self) -> None:
+        """Until the model has loaded or failed to (``error`` says why): for one-shot commands, which,
+        unlike a served host, cannot ask again later."""
+        await self._settled_event().wait()
+
+    def _settled_event(self) -> anyio.Event:
+        if self._settled is None:
+            self._settled = anyio.Event()
+        return self._settled
 
     def notify_tools_changed(self) -> None:
         if self._tools_changed is not None:

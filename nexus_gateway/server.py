@@ -10,7 +10,6 @@ keeps serving.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import mcp_types as types
@@ -19,9 +18,9 @@ from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from .affordance import argument_slots
 from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
 from .gateway import Gateway
+from .routed_call import call_intent
 from .upstream import ProgressCallback
 from .validation import validate_arguments
 
@@ -102,10 +101,6 @@ CALL_INTENT = types.Tool(
     },
 )
 SURFACE = (SEARCH_TOOLS, DESCRIBE_TOOL, CALL_TOOL, CALL_INTENT)
-TRACE_KEY = "io.nexus-gateway/trace"
-
-
-JUDGE_CANDIDATES = 3
 
 
 def host_session(ctx: ServerRequestContext[Any]) -> str:
@@ -122,14 +117,6 @@ def host_session(ctx: ServerRequestContext[Any]) -> str:
         if query is not None and query.get("session_id"):
             return f"sse:{query.get('session_id')}"
     return "stdio"
-
-
-def _result_text(result: dict[str, Any]) -> Any:
-    """What the session window keeps of a result: its structured content, else its text."""
-    if isinstance(result.get("structuredContent"), dict):
-        return result["structuredContent"]
-    texts = [c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict) and c.get("type") == "text"]
-    return "\n".join(texts)
 
 
 def error_result(message: str) -> types.CallToolResult:
@@ -248,76 +235,10 @@ class HostSurface:
     async def _routed_call(
         self, ctx: ServerRequestContext[Any], intent: str, arguments: dict[str, Any] | None
     ) -> types.CallToolResult | dict[str, Any]:
-        """Route the intent; forward when arguments are given, else ask for them."""
-        result = await self.gateway.route(intent, given=argument_slots(arguments))
-        if result is None:
-            hits, _ = await self.gateway.search(intent, 5)
-            return json_result(
-                {
-                    "status": "routing_unavailable",
-                    "message": "Semantic routing is not available; pick one of these and use call_tool.",
-                    "candidates": [{"tool": h.entry.id, "signature": h.entry.signature} for h in hits],
-                }
-            )
-        trace = result.trace()
-        if result.abstained or result.chosen is None:
-            return json_result(
-                {
-                    "status": "no_confident_match",
-                    "message": "No tool fits this request confidently. The closest are below; use call_tool "
-                    "with one of them if it is right.",
-                    "candidates": [
-                        {"tool": c.id, "signature": self.gateway.describe(c.id).signature, "score": round(c.score, 4)}
-                        for c in result.candidates[:5]
-                    ],
-                    "trace": trace,
-                }
-            )
-        entry = self.gateway.describe(result.chosen)
-        if (
-            arguments is None
-            and self.gateway.settings.judge
-            and self.gateway.generation.ready
-            and result.margin < self.gateway.routing.calibration.tau
-        ):
-            close = [self.gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]]
-            entry, judge_ms = await self.gateway.generation.choose(close, intent)
-            trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
-        generation = None
-        window = self.gateway.generation.window(host_session(ctx))
-        if arguments is None and self.gateway.generation.ready:
-            generation = await self.gateway.generation.generate(entry, intent, window)
-            trace["generation"] = generation.trace()
-            if not generation.missing:
-                arguments = generation.arguments
-        if arguments is None:
-            missing = generation.missing if generation else []
-            return json_result(
-                {
-                    "status": "needs_arguments",
-                    "tool": entry.id,
-                    "signature": entry.signature,
-                    "inputSchema": entry.input_schema,
-                    "missing": missing,
-                    "arguments": generation.arguments if generation else {},
-                    "message": (
-                        f"The request does not say {', '.join(missing)}. Call `call` again with the arguments "
-                        f"for {entry.id}, or call_tool directly."
-                        if missing
-                        else f"Call `call` again with the arguments for {entry.id}, or call_tool directly."
-                    ),
-                    "trace": trace,
-                }
-            )
-        started = time.perf_counter()
-        forwarded = await self.gateway.call(entry.id, arguments, progress=progress_forwarder(ctx))
-        trace["ms"]["forward"] = round((time.perf_counter() - started) * 1000, 2)
-        trace["tool"] = entry.id
-        trace["arguments"] = arguments
-        window.add(intent, entry.name, arguments, _result_text(forwarded))
-        meta = dict(forwarded.get("_meta") or {})
-        meta[TRACE_KEY] = trace
-        return {**forwarded, "_meta": meta}
+        outcome = await call_intent(self.gateway, intent, arguments, host_session(ctx), progress_forwarder(ctx))
+        if outcome.forwarded is not None:
+            return outcome.forwarded
+        return json_result(outcome.report or {})
 
     async def _forward_exposed(
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]

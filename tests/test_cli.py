@@ -60,3 +60,24 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
         "nexus-gateway: error: mcpServers.gh.url: must start with http:// or https://, got 'ftp://nope'"
     )
     assert invalid.stdout == ""
+
+
+def test_ask_routes_fills_in_the_arguments_and_calls(tmp_path: Path) -> None:
+    """`ask` is `call(intent)` from the terminal, with the real default model: the upstream result on
+    stdout, the tool and its arguments on stderr; a request that leaves a required value out gets the
+    report of what is missing and exit status 4, nothing invented."""
+    time_server = {"command": python_server("mcp-server-time"), "args": ["--local-timezone", "UTC"]}
+    config = write_config(tmp_path / "c.json", {"time": time_server}, routing={"calibration": None}, model_threads=1)
+    now = run("ask", "--config", str(config), "what time is it in Tokyo right now?", cache=tmp_path)
+    assert now.returncode == 0, now.stderr
+    assert json.loads(now.stdout)["structuredContent"]["timezone"] == "Asia/Tokyo"
+    assert 'time__get_current_time {"timezone":"Asia/Tokyo"}' in now.stderr
+    converted = run("ask", "--config", str(config), "what's 3pm Lisbon time in Tokyo?", cache=tmp_path)
+    assert converted.returncode == 0, converted.stderr
+    trace = json.loads(converted.stdout)["_meta"]["io.nexus-gateway/trace"]
+    assert trace["arguments"] == {"source_timezone": "Europe/Lisbon", "time": "15:00", "target_timezone": "Asia/Tokyo"}
+    vague = run("ask", "--config", str(config), "convert 9am to another time zone", cache=tmp_path)
+    assert vague.returncode == 4, vague.stderr
+    report = json.loads(vague.stdout)
+    assert report["status"] == "needs_arguments" and "source_timezone" in report["missing"]
+    assert "nothing called (needs_arguments)" in vague.stderr and "Traceback" not in vague.stderr

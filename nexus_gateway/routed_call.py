@@ -1,0 +1,112 @@
+"""``call(intent)`` end to end: route the intent, let the judge pick among close candidates (when the
+config turns it on), generate the arguments, forward, and remember the turn in the session's window.
+
+The host-facing server and the CLI's ``ask`` both run this one path; they differ only in how they show
+the outcome (an MCP result, or JSON on stdout and the trace on stderr).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .affordance import argument_slots
+from .gateway import Gateway
+from .upstream import ProgressCallback
+
+TRACE_KEY = "io.nexus-gateway/trace"
+JUDGE_CANDIDATES = 3
+
+
+@dataclass
+class IntentOutcome:
+    """Either the upstream result of the tool that ran (its ``_meta`` carries the trace under
+    :data:`TRACE_KEY`), or a report of why nothing ran: ``status`` is ``routing_unavailable``,
+    ``no_confident_match`` or ``needs_arguments``, with candidates or the missing arguments."""
+
+    forwarded: dict[str, Any] | None = None
+    report: dict[str, Any] | None = None
+
+
+def result_text(result: dict[str, Any]) -> Any:
+    """What the session window keeps of a result: its structured content, else its text."""
+    if isinstance(result.get("structuredContent"), dict):
+        return result["structuredContent"]
+    texts = [c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict) and c.get("type") == "text"]
+    return "\n".join(texts)
+
+
+async def call_intent(
+    gateway: Gateway,
+    intent: str,
+    arguments: dict[str, Any] | None,
+    session: str,
+    progress: ProgressCallback | None = None,
+) -> IntentOutcome:
+    """Route the intent; forward when arguments are given or generated, else ask for them."""
+    result = await gateway.route(intent, given=argument_slots(arguments))
+    if result is None:
+        hits, _ = await gateway.search(intent, 5)
+        return IntentOutcome(
+            report={
+                "status": "routing_unavailable",
+                "message": "Semantic routing is not available; pick one of these and use call_tool.",
+                "candidates": [{"tool": h.entry.id, "signature": h.entry.signature} for h in hits],
+            }
+        )
+    trace = result.trace()
+    if result.abstained or result.chosen is None:
+        return IntentOutcome(
+            report={
+                "status": "no_confident_match",
+                "message": "No tool fits this request confidently. The closest are below; use call_tool "
+                "with one of them if it is right.",
+                "candidates": [
+                    {"tool": c.id, "signature": gateway.describe(c.id).signature, "score": round(c.score, 4)}
+                    for c in result.candidates[:5]
+                ],
+                "trace": trace,
+            }
+        )
+    entry = gateway.describe(result.chosen)
+    close_call = result.margin < gateway.routing.calibration.tau
+    if arguments is None and gateway.settings.judge and gateway.generation.ready and close_call:
+        close = [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]]
+        entry, judge_ms = await gateway.generation.choose(close, intent)
+        trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
+    generation = None
+    window = gateway.generation.window(session)
+    if arguments is None and gateway.generation.ready:
+        generation = await gateway.generation.generate(entry, intent, window)
+        trace["generation"] = generation.trace()
+        if not generation.missing:
+            arguments = generation.arguments
+    if arguments is None:
+        missing = generation.missing if generation else []
+        return IntentOutcome(
+            report={
+                "status": "needs_arguments",
+                "tool": entry.id,
+                "signature": entry.signature,
+                "inputSchema": entry.input_schema,
+                "missing": missing,
+                "arguments": generation.arguments if generation else {},
+                "message": (
+                    f"The request does not say {', '.join(missing)}. Call `call` again with the arguments "
+                    f"for {entry.id}, or call_tool directly."
+                    if missing
+                    else f"Call `call` again with the arguments for {entry.id}, or call_tool directly."
+                ),
+                "trace": trace,
+            }
+        )
+    started = time.perf_counter()
+    forwarded = await gateway.call(entry.id, arguments, progress=progress)
+    trace["ms"]["forward"] = round((time.perf_counter() - started) * 1000, 2)
+    trace["tool"] = entry.id
+    trace["arguments"] = arguments
+    window.add(intent, entry.name, arguments, result_text(forwarded))
+    meta = dict(forwarded.get("_meta") or {})
+    meta[TRACE_KEY] = trace
+    return IntentOutcome(forwarded={**forwarded, "_meta": meta})
