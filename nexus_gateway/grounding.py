@@ -3,13 +3,18 @@
 The grammar makes every output parse and type-check; it cannot tell a value the request gave from one
 the model made up. Strings must be copied (or, for prose, have their words present; an identifier
 re-spelled only when its words stand together), numbers stated as words, optional enums and booleans
-named. Placeholders (``"<owner>"``, ``"string"``, example values, ``page: 1``) fail and are dropped,
-never forwarded. Measured rule by rule in ``docs/arguments.md``.
+named; a date, a time of day or a time zone the model normalised counts when the request states it
+("March 1st, 2025" → 2025-03-01, "9am" → 09:00, "in Tokyo" → Asia/Tokyo). Placeholders (``"<owner>"``,
+``"string"``, example values, ``page: 1``) fail and are dropped, never forwarded. A place or a time
+copied as said becomes the form its key wants (``New York`` → America/New_York, ``3pm`` → 15:00 where
+the schema asks for HH:MM). Measured rule by rule in ``docs/arguments.md``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import zoneinfo
 from collections import Counter
 from typing import Any
 
@@ -35,6 +40,11 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\.\w)(?=[A-Za-z]*(?!\w))")
 # Every digit run of a URL is an id it states, anchors included (``#discussion_r1650022311``).
 _URL_DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[a-z0-9]+")
+# A time of day as requests say it ("9:30", "9am", "3 p.m.", "17:05") and as schemas want it ("09:30").
+_SAID_TIME = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])", re.I)
+_CLOCK_VALUE = re.compile(r"^(\d{1,2}):(\d{2})(?::00)?$")
+# A key that holds a time zone: its name or description says so.
+_ZONE_KEY = re.compile(r"time ?zone|\btz\b|iana", re.I)
 PLACEHOLDER = re.compile(
     r"^(<.*>|\{.*\}|\[.*\]|string|example|sample|value|xxx+|todo|n/?a|none|null|your[-_ ].*)$", re.I
 )
@@ -72,6 +82,7 @@ class _Sources:
         for url in URL_PATTERN.findall(text):
             self.numbers.update(_URL_DIGITS.findall(url))
         self.quoted = [_normal(span) for span in quoted_spans(text)]
+        self.times = _said_times(text)
         # an enum value said as the decoder reads it ("by creation date" → ``created``), outside quoted
         # text ("Closes #130" in a quoted PR body asks for no ``state: closed``), outside negations and
         # not by "open" creating something ("Open an issue …" asks for no ``state: open``)
@@ -141,6 +152,9 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
             # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
             return value[:4] in sources.numbers
+        zone_key = bool(_ZONE_KEY.search(f"{name} {prop.get('description', '')}"))
+        if _normalised_time(value, sources) or (zone_key and _normalised_zone(value, sources)):
+            return True
         if FREE_TEXT.search(name.lower()):
             words = _words(value)
             return bool(words) and len(words & sources.words) / len(words) >= 0.5
@@ -154,6 +168,79 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         run = _run_tokens(value)
         return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
     return True
+
+
+def _said_times(text: str) -> set[tuple[int, int]]:
+    """The times of day a text states with a colon or am/pm (a bare "9" may be an issue number)."""
+    times = set()
+    for hour, minute, half in _SAID_TIME.findall(URL_PATTERN.sub(" ", text)):
+        if not minute and not half:
+            continue
+        h = int(hour)
+        half = half.lower().replace(".", "")
+        if half == "pm" and h < 12:
+            h += 12
+        elif half == "am" and h == 12:
+            h = 0
+        if h < 24:
+            times.add((h, int(minute or 0)))
+    return times
+
+
+def _normalised_time(value: str, sources: _Sources) -> bool:
+    """A time the model wrote the way the schema wants it ("9am" → ``09:00``)."""
+    match = _CLOCK_VALUE.match(value)
+    return match is not None and (int(match[1]), int(match[2])) in sources.times
+
+
+@functools.cache
+def _iana_zones() -> frozenset[str]:
+    try:
+        return frozenset(zoneinfo.available_timezones())
+    except OSError:  # no time zone database on this system: the rule does nothing
+        return frozenset()
+
+
+@functools.cache
+def _zones_by_place() -> dict[str, str]:
+    """``"new york"`` → ``America/New_York``, for the places that name one zone only."""
+    places: dict[str, list[str]] = {}
+    for zone in _iana_zones():
+        if "/" in zone and not zone.startswith(("Etc/", "SystemV/")):
+            places.setdefault(zone.rsplit("/", 1)[-1].replace("_", " ").lower(), []).append(zone)
+    return {place: zones[0] for place, zones in places.items() if len(zones) == 1}
+
+
+def as_time_zone(value: Any, key: str, prop: dict[str, Any]) -> Any:
+    """A place the model copied into a time zone key ("from New York time" → ``New York``) becomes its
+    IANA name (``America/New_York``) when the key holds a zone and the place names exactly one."""
+    if not isinstance(value, str) or value in _iana_zones():
+        return value
+    if not _ZONE_KEY.search(f"{key} {prop.get('description', '')}"):
+        return value
+    return _zones_by_place().get(_normal(value), value)
+
+
+def as_clock_time(value: Any, prop: dict[str, Any]) -> Any:
+    """A time copied as said ("3pm", "9:30 am") becomes ``15:00`` / ``09:30`` when the key asks for
+    ``HH:MM``."""
+    if not isinstance(value, str) or "HH:MM" not in str(prop.get("description", "")):
+        return value
+    said = _said_times(value)
+    match = _SAID_TIME.fullmatch(value.strip())
+    if len(said) != 1 or match is None:
+        return value
+    hour, minute = next(iter(said))
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _normalised_zone(value: str, sources: _Sources) -> bool:
+    """A time zone the model normalised ("in Tokyo" → ``Asia/Tokyo``): a real IANA name whose place the
+    sources state. A zone the request does not place ("my time", "another zone") stays ungrounded."""
+    if "/" not in value or value not in _iana_zones():
+        return False
+    place = _run_tokens(value.rsplit("/", 1)[-1].replace("_", " "))
+    return bool(place) and sources.states_run(place)
 
 
 def _numbers_in(value: Any) -> Counter[str]:
@@ -211,8 +298,8 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
         required = set(node.get("required") or [])
         kept: dict[str, Any] = {}
         for key, item in value.items():
-            item = tidy(item, key)
             prop = _resolve(props.get(key) or {}, schema)
+            item = as_clock_time(as_time_zone(tidy(item, key), key, prop), prop)
             where = f"{path}{key}"
             if isinstance(item, dict):
                 inner = walk(item, prop, where + ".")

@@ -174,6 +174,29 @@ def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
     assert kept == {} and dropped == ["path"]  # a path is never re-spelled
 
 
+def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
+    """The time server wants IANA names and HH:MM; requests say "in Tokyo" and "3pm"."""
+    convert = {
+        "properties": {
+            "source_timezone": {"type": "string", "description": "Source IANA timezone name"},
+            "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+            "target_timezone": {"type": "string", "description": "Target IANA timezone name"},
+        },
+        "required": ["source_timezone", "time", "target_timezone"],
+    }
+    raw = {"source_timezone": "America/New_York", "time": "15:00", "target_timezone": "Asia/Tokyo"}
+    assert ground(raw, convert, "what's 3pm New York time in Tokyo?") == (raw, [])
+    # a place or a time copied as said becomes the form the key wants
+    said = {"source_timezone": "Lisbon", "time": "9:30 am", "target_timezone": "Europe/Berlin"}
+    kept, _ = ground(said, convert, "convert 9:30 am Lisbon time to Berlin")
+    assert kept == {"source_timezone": "Europe/Lisbon", "time": "09:30", "target_timezone": "Europe/Berlin"}
+    # a zone the request does not place and a bare number are not stated: asked for, not invented
+    kept, dropped = ground(raw, convert, "convert issue 3 to another zone")
+    assert kept == {} and set(dropped) == set(raw)
+    kept, dropped = ground({**raw, "time": "09:00"}, convert, "convert 9am in Tokyo to another zone")
+    assert kept == {"time": "09:00", "target_timezone": "Asia/Tokyo"} and dropped == ["source_timezone"]
+
+
 def test_numbers_prose_and_lists_are_grounded_too() -> None:
     runs = {
         "properties": {
