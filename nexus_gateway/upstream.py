@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import enum
 import logging
-import sys
+import os
+import threading
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import anyio.abc
@@ -84,6 +86,42 @@ def describe_error(exc: BaseException) -> str:
     return " ".join(text.split())[:300]
 
 
+class StderrLog:
+    """A stdio upstream's stderr, line by line into our log under the upstream's name (at INFO: a
+    one-shot command at its default level stays quiet, ``serve`` shows it), the last lines kept so that
+    a failure can say what the server said before it went."""
+
+    def __init__(self, name: str, keep: int = 3) -> None:
+        self.name = name
+        self.last: deque[str] = deque(maxlen=keep)
+
+    @asynccontextmanager
+    async def pipe(self) -> AsyncIterator[TextIO]:
+        self.last.clear()  # each connection attempt speaks for itself
+        read_fd, write_fd = os.pipe()
+        reader = threading.Thread(target=self._pump, args=(read_fd,), name=f"stderr-{self.name}", daemon=True)
+        reader.start()
+        writer = os.fdopen(write_fd, "w")
+        try:
+            yield writer
+        finally:
+            writer.close()  # the reader sees the end once the server's copy is closed too
+            with anyio.CancelScope(shield=True):  # so a failure's message has the last lines
+                await anyio.to_thread.run_sync(reader.join, 0.5)
+
+    def _pump(self, read_fd: int) -> None:
+        with os.fdopen(read_fd, "rb") as lines:
+            for raw in lines:
+                line = raw.decode("utf-8", errors="replace").rstrip()
+                if line:
+                    self.last.append(line)
+                    logger.info("upstream %s says: %s", self.name, line)
+
+    def explain(self, error: str) -> str:
+        """The error, with the server's own last words when it left any."""
+        return f"{error} (its stderr: {self.last[-1][:200]})" if self.last else error
+
+
 class _Connection:
     """One live session plus the cancel scopes of the calls in flight on it."""
 
@@ -118,6 +156,7 @@ class Upstream:
         self.first_attempt = anyio.Event()
         self._connection: _Connection | None = None
         self._ready = anyio.Event()
+        self.stderr = StderrLog(self.name)
 
     # ##### Public API #####
 
@@ -147,7 +186,7 @@ class Upstream:
                 try:
                     was_connected = await self._run_connection()
                 except Exception as exc:
-                    self.error = describe_error(exc)
+                    self.error = self.stderr.explain(describe_error(exc))
                     logger.warning("upstream %s: %s", self.name, self.error)
                 self.state = UpstreamState.FAILED
                 self.first_attempt.set()
@@ -228,7 +267,7 @@ class Upstream:
             params = StdioServerParameters(
                 command=config.command or "", args=list(config.args), env=config.env, cwd=config.cwd
             )
-            async with stdio_client(params, errlog=sys.stderr) as streams:
+            async with self.stderr.pipe() as errlog, stdio_client(params, errlog=errlog) as streams:
                 yield streams
         elif config.transport == "http":
             async with (
@@ -266,6 +305,7 @@ class Upstream:
             self._ingest(tools)
             self.connect_ms = (time.perf_counter() - started) * 1000
             self.error = None
+            self.stderr.last.clear()  # a start-up banner explains no later loss
             self._connection = connection
             self.state = UpstreamState.CONNECTED
             self._ready.set()
@@ -275,7 +315,7 @@ class Upstream:
                 group.start_soon(self._keepalive, connection)
                 group.start_soon(_watch_eof, eof, connection)
                 await connection.lost.wait()
-                self.error = connection.lost_reason
+                self.error = self.stderr.explain(connection.lost_reason)
                 logger.warning("upstream %s: connection lost: %s", self.name, connection.lost_reason)
             finally:
                 self._ready = anyio.Event()

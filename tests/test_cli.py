@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from conftest import fault_server, python_server, run_cli, write_config
@@ -30,6 +31,23 @@ def test_status_table_and_exit_code(tmp_path: Path) -> None:
     assert "connected" in time_row and " 2 " in time_row
     broken_row = next(line for line in lines if line.startswith("broken "))
     assert "failed" in broken_row and "cannot start the command" in broken_row
+
+
+def test_an_upstreams_stderr_is_logged_under_its_name_and_explains_its_failure(tmp_path: Path) -> None:
+    """A server that dies at start says why on stderr; the status table passes it on. Its lines are
+    logged at INFO under its name, so a one-shot command stays quiet unless asked."""
+    dies = "import sys; sys.stderr.write('error: GITHUB_TOKEN is not set\\n'); sys.exit(1)"
+    servers = {
+        "time": {"command": python_server("mcp-server-time")},
+        "broken": {"command": sys.executable, "args": ["-c", dies]},
+    }
+    config = write_config(tmp_path / "c.json", servers, connect_timeout=5)
+    quiet = run("status", "--config", str(config), cache=tmp_path)
+    broken_row = next(line for line in quiet.stdout.splitlines() if line.startswith("broken "))
+    assert "(its stderr: error: GITHUB_TOKEN is not set)" in broken_row
+    assert " says: " not in quiet.stderr
+    loud = run("--log-level", "INFO", "status", "--config", str(config), cache=tmp_path)
+    assert "upstream broken says: error: GITHUB_TOKEN is not set" in loud.stderr
 
 
 def test_tools_search_and_call(tmp_path: Path) -> None:
