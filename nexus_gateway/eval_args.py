@@ -36,7 +36,7 @@ from .engine import EngineSettings, LlamaEngine
 from .evaluation import bootstrap_median_ci, load_queries, wilson
 from .exceptions import ConfigError
 from .generation_service import resolve_model
-from .grounding import PLACEHOLDER
+from .grounding import NUMBER_WORDS, PERCENT, PLACEHOLDER, zone_stated
 from .mentions import FREE_TEXT, number_cues
 from .validation import validator_for
 from .window import SessionWindow
@@ -100,16 +100,21 @@ def _labelled(query: dict[str, Any], tool: str) -> set[str]:
 
 def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> int:
     """Values sent that the request does not contain: placeholders, example values, invented ids.
-    Closed-set values (enums) and dates (normalised by the model) are not counted; a number the request
-    states in words ("the second page") is contained."""
+    Closed-set values (enums), dates and time zones (normalised by the model: "in Tokyo" →
+    ``Asia/Tokyo``) are not counted; a number the request
+    states in words ("the second page", "two nights") or as a percentage ("8%" → 0.08) is contained."""
     text = " ".join(sources.lower().split())
     in_words = {number for number, _ in number_cues(sources)}
+    in_words |= {str(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", text) if w in NUMBER_WORDS}
+    in_words |= {repr(round(float(p) / 100, 10)) for p in PERCENT.findall(sources)}
     props = schema.get("properties") or {}
     count = 0
     for key, value in arguments.items():
         found = props.get(key)
         prop: dict[str, Any] = found if isinstance(found, dict) else {}
-        if isinstance(prop.get("enum"), list) or (isinstance(value, str) and _DATE.match(value)):
+        if isinstance(prop.get("enum"), list) or (
+            isinstance(value, str) and (_DATE.match(value) or zone_stated(value, sources))
+        ):
             continue
         if isinstance(value, str):
             if PLACEHOLDER.match(value.strip()) or (

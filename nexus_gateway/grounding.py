@@ -40,6 +40,22 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\.\w)(?=[A-Za-z]*(?!\w))")
 # Every digit run of a URL is an id it states, anchors included (``#discussion_r1650022311``).
 _URL_DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[a-z0-9]+")
+# Cardinal numbers as words; not "one", which mostly points at a record ("the one where I was mentioned").
+_SMALL = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_TEENS = ("thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+NUMBER_WORDS = {word: n for n, word in enumerate((*_SMALL, *_TEENS), 2)} | {
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "hundred": 100,
+    "dozen": 12,
+}
+PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?%")
+_MONTH_NAMES: tuple[str, ...] = ("january", "february", "march", "april", "may", "june", "july", "august", "september")
+_MONTH_NAMES += ("october", "november", "december")
+MONTHS = {name[:3]: n for n, name in enumerate(_MONTH_NAMES, 1)}
+MONTH_WORDS = frozenset((*_MONTH_NAMES, *MONTHS, "sept"))
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?Z?)?$")
 # A time of day as requests say it ("9:30", "9am", "3 p.m.", "17:05") and as schemas want it ("09:30").
 _SAID_TIME = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])", re.I)
 _CLOCK_VALUE = re.compile(r"^(\d{1,2}):(\d{2})(?::00)?$")
@@ -78,7 +94,13 @@ class _Sources:
         self.words = set(tokens) - {"/", "."}
         self._runs = " " + " ".join(tokens) + " "
         # each stated number and how often
-        self.numbers = Counter(_NUMBER.findall(URL_PATTERN.sub(" ", text)))
+        plain = URL_PATTERN.sub(" ", text)
+        self.numbers = Counter(_NUMBER.findall(plain))
+        # "top three" states 3 and "at 8%" states 0.08 as well as 8
+        self.numbers.update(str(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", plain.lower()) if w in NUMBER_WORDS)
+        self.numbers.update(repr(round(float(n) / 100, 10)) for n in PERCENT.findall(plain))
+        self.digit_runs = {int(d) for d in re.findall(r"\d+", plain)}
+        self.months = {MONTHS[w[:3]] for w in re.findall(r"[a-z]+", plain.lower()) if w in MONTH_WORDS}
         for url in URL_PATTERN.findall(text):
             self.numbers.update(_URL_DIGITS.findall(url))
         self.quoted = [_normal(span) for span in quoted_spans(text)]
@@ -149,6 +171,8 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
             return False  # the key's own name echoed as its value: ``labels: ["label"]`` from "bug-labelled"
         if _normal(value) in sources.text:
             return True
+        if _stated_date(value, sources):
+            return True
         if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
             # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
             return value[:4] in sources.numbers
@@ -168,6 +192,20 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         run = _run_tokens(value)
         return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
     return True
+
+
+def _stated_date(value: str, sources: _Sources) -> bool:
+    """An ISO date the model wrote for a date the request says another way ("May 12th, 2022",
+    "12/05/2022"): its year, its month (by name or number) and its day are all stated, and so is its
+    time of day unless it is midnight."""
+    match = _ISO_DATE.match(value)
+    if match is None:
+        return False
+    year, month, day = (int(g) for g in match.groups()[:3])
+    digits = sources.digit_runs
+    date_said = year in digits and day in digits and (month in sources.months or month in digits)
+    hour, minute = (int(g) if g else 0 for g in match.groups()[3:])
+    return date_said and ((hour, minute) == (0, 0) or (hour, minute) in sources.times)
 
 
 def _said_times(text: str) -> set[tuple[int, int]]:
@@ -232,6 +270,11 @@ def as_clock_time(value: Any, prop: dict[str, Any]) -> Any:
         return value
     hour, minute = next(iter(said))
     return f"{hour:02d}:{minute:02d}"
+
+
+def zone_stated(value: str, text: str) -> bool:
+    """Whether ``value`` is an IANA zone whose place ``text`` says (for the eval's leak count)."""
+    return _normalised_zone(value, _Sources(text))
 
 
 def _normalised_zone(value: str, sources: _Sources) -> bool:

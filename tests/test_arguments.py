@@ -18,7 +18,7 @@ from mcp.types import CallToolResult
 from nexus_gateway.arguments import ArgumentGenerator
 from nexus_gateway.decoding import schema_grammar
 from nexus_gateway.engine import EngineSettings, LlamaEngine
-from nexus_gateway.eval_args import schema_valid, score_arguments
+from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.grounding import ground
 from nexus_gateway.ir import compressed_ir
@@ -186,6 +186,8 @@ def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
     }
     raw = {"source_timezone": "America/New_York", "time": "15:00", "target_timezone": "Asia/Tokyo"}
     assert ground(raw, convert, "what's 3pm New York time in Tokyo?") == (raw, [])
+    assert leaks({"source_timezone": "America/New_York"}, convert, "what's 3pm New York time?") == 0
+    assert leaks({"source_timezone": "Europe/Paris"}, convert, "what's 3pm New York time?") == 1
     # a place or a time copied as said becomes the form the key wants
     said = {"source_timezone": "Lisbon", "time": "9:30 am", "target_timezone": "Europe/Berlin"}
     kept, _ = ground(said, convert, "convert 9:30 am Lisbon time to Berlin")
@@ -195,6 +197,28 @@ def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
     assert kept == {} and set(dropped) == set(raw)
     kept, dropped = ground({**raw, "time": "09:00"}, convert, "convert 9am in Tokyo to another zone")
     assert kept == {"time": "09:00", "target_timezone": "Asia/Tokyo"} and dropped == ["source_timezone"]
+
+
+def test_number_words_percentages_and_dates_the_model_normalised_count_as_stated() -> None:
+    booking = {
+        "properties": {
+            "nights": {"type": "integer"},
+            "rate": {"type": "number"},
+            "start": {"type": "string"},
+            "issue_number": {"type": "integer"},
+        }
+    }
+    said = "Book two nights from March.11, 2022 at 8% for the 14:30 train"
+    raw = {"nights": 2, "rate": 0.08, "start": "2022-03-11T14:30:00"}
+    assert ground(raw, booking, said) == (raw, [])
+    assert leaks(raw, booking, said) == 0 and leaks({"nights": 5}, booking, said) == 1  # the eval agrees
+    # "one" points at a record, not a number; a day, a month or a time the request never gave is made up
+    kept, dropped = ground({"issue_number": 1}, booking, "close the one where I was mentioned")
+    assert kept == {} and dropped == ["issue_number"]
+    kept, dropped = ground({"start": "2022-04-20"}, booking, "concerts in April 2022")
+    assert kept == {} and dropped == ["start"]
+    kept, dropped = ground({"start": "2022-03-11T09:00:00"}, booking, "on March 11, 2022")
+    assert kept == {} and dropped == ["start"]
 
 
 def test_numbers_prose_and_lists_are_grounded_too() -> None:
