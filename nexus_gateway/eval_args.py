@@ -36,7 +36,7 @@ from .engine import EngineSettings, LlamaEngine
 from .evaluation import bootstrap_median_ci, load_queries, wilson
 from .exceptions import ConfigError
 from .generation_service import resolve_model
-from .grounding import NUMBER_WORDS, PERCENT, PLACEHOLDER, zone_stated
+from .grounding import PLACEHOLDER, spelled_numbers, zone_stated
 from .mentions import FREE_TEXT, number_cues
 from .validation import validator_for
 from .window import SessionWindow
@@ -105,8 +105,7 @@ def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> in
     states in words ("the second page", "two nights") or as a percentage ("8%" → 0.08) is contained."""
     text = " ".join(sources.lower().split())
     in_words = {number for number, _ in number_cues(sources)}
-    in_words |= {str(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", text) if w in NUMBER_WORDS}
-    in_words |= {repr(round(float(p) / 100, 10)) for p in PERCENT.findall(sources)}
+    in_words |= set(spelled_numbers(sources))
     props = schema.get("properties") or {}
     count = 0
     for key, value in arguments.items():

@@ -40,6 +40,7 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\.\w)(?=[A-Za-z]*(?!\w))")
 # Every digit run of a URL is an id it states, anchors included (``#discussion_r1650022311``).
 _URL_DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[a-z0-9]+")
+_LETTERS = re.compile(r"[a-z]+")
 # Cardinal numbers as words; not "one", which mostly points at a record ("the one where I was mentioned").
 _SMALL = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _TEENS = ("thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
@@ -96,15 +97,13 @@ class _Sources:
         # each stated number and how often
         plain = URL_PATTERN.sub(" ", text)
         self.numbers = Counter(_NUMBER.findall(plain))
-        # "top three" states 3 and "at 8%" states 0.08 as well as 8
-        self.numbers.update(str(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", plain.lower()) if w in NUMBER_WORDS)
-        self.numbers.update(repr(round(float(n) / 100, 10)) for n in PERCENT.findall(plain))
+        self.numbers.update(spelled_numbers(plain))
         self.digit_runs = {int(d) for d in re.findall(r"\d+", plain)}
-        self.months = {MONTHS[w[:3]] for w in re.findall(r"[a-z]+", plain.lower()) if w in MONTH_WORDS}
+        self.months = {MONTHS[w[:3]] for w in _LETTERS.findall(plain.lower()) if w in MONTH_WORDS}
+        self.times = _said_times(plain)
         for url in URL_PATTERN.findall(text):
             self.numbers.update(_URL_DIGITS.findall(url))
         self.quoted = [_normal(span) for span in quoted_spans(text)]
-        self.times = _said_times(text)
         # an enum value said as the decoder reads it ("by creation date" → ``created``), outside quoted
         # text ("Closes #130" in a quoted PR body asks for no ``state: closed``), outside negations and
         # not by "open" creating something ("Open an issue …" asks for no ``state: open``)
@@ -176,8 +175,7 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
             # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
             return value[:4] in sources.numbers
-        zone_key = bool(_ZONE_KEY.search(f"{name} {prop.get('description', '')}"))
-        if _normalised_time(value, sources) or (zone_key and _normalised_zone(value, sources)):
+        if _normalised_time(value, sources) or (_holds_zone(name, prop) and _normalised_zone(value, sources)):
             return True
         if FREE_TEXT.search(name.lower()):
             words = _words(value)
@@ -208,21 +206,31 @@ def _stated_date(value: str, sources: _Sources) -> bool:
     return date_said and ((hour, minute) == (0, 0) or (hour, minute) in sources.times)
 
 
+def spelled_numbers(text: str) -> list[str]:
+    """The numbers a text states other than as digits: "top three" states 3, "at 8%" states 0.08 (its
+    8 is a number of its own). Grounding and the eval's leak count both read them here."""
+    words = [str(NUMBER_WORDS[w]) for w in _LETTERS.findall(text.lower()) if w in NUMBER_WORDS]
+    return words + [repr(round(float(n) / 100, 10)) for n in PERCENT.findall(text)]
+
+
+def _clock(match: re.Match[str]) -> tuple[int, int] | None:
+    """The 24-hour time a match of ``_SAID_TIME`` says; None without a colon or am/pm (a bare "9" may
+    be an issue number) or past 23 o'clock."""
+    hour, minute, half = match.groups()
+    if not minute and not half:
+        return None
+    h = int(hour)
+    half = (half or "").lower().replace(".", "")
+    if half == "pm" and h < 12:
+        h += 12
+    elif half == "am" and h == 12:
+        h = 0
+    return (h, int(minute or 0)) if h < 24 else None
+
+
 def _said_times(text: str) -> set[tuple[int, int]]:
-    """The times of day a text states with a colon or am/pm (a bare "9" may be an issue number)."""
-    times = set()
-    for hour, minute, half in _SAID_TIME.findall(URL_PATTERN.sub(" ", text)):
-        if not minute and not half:
-            continue
-        h = int(hour)
-        half = half.lower().replace(".", "")
-        if half == "pm" and h < 12:
-            h += 12
-        elif half == "am" and h == 12:
-            h = 0
-        if h < 24:
-            times.add((h, int(minute or 0)))
-    return times
+    """The times of day a text (URLs removed) states."""
+    return {time for match in _SAID_TIME.finditer(text) if (time := _clock(match)) is not None}
 
 
 def _normalised_time(value: str, sources: _Sources) -> bool:
@@ -252,9 +260,7 @@ def _zones_by_place() -> dict[str, str]:
 def as_time_zone(value: Any, key: str, prop: dict[str, Any]) -> Any:
     """A place the model copied into a time zone key ("from New York time" → ``New York``) becomes its
     IANA name (``America/New_York``) when the key holds a zone and the place names exactly one."""
-    if not isinstance(value, str) or value in _iana_zones():
-        return value
-    if not _ZONE_KEY.search(f"{key} {prop.get('description', '')}"):
+    if not isinstance(value, str) or value in _iana_zones() or not _holds_zone(key, prop):
         return value
     return _zones_by_place().get(_normal(value), value)
 
@@ -264,12 +270,14 @@ def as_clock_time(value: Any, prop: dict[str, Any]) -> Any:
     ``HH:MM``."""
     if not isinstance(value, str) or "HH:MM" not in str(prop.get("description", "")):
         return value
-    said = _said_times(value)
     match = _SAID_TIME.fullmatch(value.strip())
-    if len(said) != 1 or match is None:
-        return value
-    hour, minute = next(iter(said))
-    return f"{hour:02d}:{minute:02d}"
+    said = _clock(match) if match else None
+    return value if said is None else f"{said[0]:02d}:{said[1]:02d}"
+
+
+def _holds_zone(key: str, prop: dict[str, Any]) -> bool:
+    """The key holds a time zone: its name or its description says so."""
+    return bool(_ZONE_KEY.search(f"{key} {prop.get('description', '')}"))
 
 
 def zone_stated(value: str, text: str) -> bool:
