@@ -24,13 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
-from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from abstention_scores import github_router
+
+from nexus_gateway.evaluation import embed_queries, load_queries
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.signature import signature
-from nexus_gateway.vectors import VectorStore
 
 S = Path(__file__).resolve().parents[3] / "shared" / "data"
 SYSTEM = "You decide whether a tool can carry out a user's request."
@@ -51,12 +50,7 @@ def main() -> int:
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--cache", default="")
     args = parser.parse_args()
-    registries = [str(S / "registries/github-mcp.json")]
-    tools = load_registries(registries)
-    embedder, cache = Embedder(), RegistryCache()
-    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = load_calibration(cache, registries, embedder.model_tag)
-    router = RoutingEvaluation(tools, embedder, vectors, calibration, None).router(list(range(len(tools))))
+    tools, embedder, router = github_router()
     answerable = load_queries(S / "queries/github-dev.jsonl")
     irrelevant = load_queries(S / "queries/irrelevant-dev.jsonl", answerable=False)
     queries = answerable + irrelevant
@@ -93,7 +87,7 @@ def main() -> int:
     top1_judge = np.array([judged[q["id"]][0] for q in queries])
     n = len(answerable)
     even, odd, other = np.arange(0, n, 2), np.arange(1, n, 2), np.arange(n, len(queries))
-    floor = calibration.floor
+    floor = router.calibration.floor
     print(
         f"floor {floor:.3f}: odd answerable abstain {np.mean(fused[odd] < floor):.1%}, "
         f"irrelevant caught {np.mean(fused[other] < floor):.0%}"

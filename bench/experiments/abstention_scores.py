@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -27,13 +28,20 @@ S = Path(__file__).resolve().parents[3] / "shared" / "data"
 Features = dict[str, float]
 
 
-def main() -> None:
+def github_router() -> tuple[list[Any], Embedder, Any]:
+    """The 117 GitHub tools, the embedder and the router with their stored calibration (the abstention
+    set-up of this script and of ``abstention_judge.py``)."""
     registries = [str(S / "registries/github-mcp.json")]
     tools = load_registries(registries)
     embedder, cache = Embedder(), RegistryCache()
     vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
     calibration = load_calibration(cache, registries, embedder.model_tag)
     router = RoutingEvaluation(tools, embedder, vectors, calibration, None).router(list(range(len(tools))))
+    return tools, embedder, router
+
+
+def main() -> None:
+    _, embedder, router = github_router()
 
     def features(text: str, vector: np.ndarray) -> Features:
         result = router.route_vector(text, vector, limit=3, allow_rerank=False)
