@@ -38,6 +38,9 @@ on the GitHub dev queries at N = 250 (docs/routing.md, "What did not help").
   matching of 4+ or 5+ letters ("assign" names ``assignees``);
 - expand: the words of the entity kinds a request states added to its BM25 query (a path → "file", a
   URL → "url", "link", an ``owner/repo`` → "repository"), for requests that name a file but not the word;
+- fields: a request that names several fields to change ("update the title and mark it ready", "assign it
+  and put it in milestone 3") wants the tool that takes all of them; each of the top 10 loses the share of
+  the named fields (a parameter name said, or its first five letters) that it has no parameter for;
 - schemacov: the IDF-weighted share of the request's terms found anywhere in the tool's schema text
   (name, description, parameter names and descriptions, enum values), as a bonus; ``plain`` the same
   over name, description and parameter names only.
@@ -61,7 +64,7 @@ from nexus_gateway.cache import RegistryCache
 from nexus_gateway.calibration import load_calibration
 from nexus_gateway.embedder import Embedder
 from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
-from nexus_gateway.lexical import STOPWORDS, split_identifier, stem
+from nexus_gateway.lexical import QUERY_STOPWORDS, STOPWORDS, split_identifier, stem, tokenize
 from nexus_gateway.mood import request_mood, tool_mood
 from nexus_gateway.routing import tool_document
 from nexus_gateway.vectors import VectorStore
@@ -745,6 +748,35 @@ def localidf(rows: list[dict[str, Any]]) -> None:
             print(f"local IDF over top {k}, weight {weight}: even {top1(even, extra):.3f} odd {top1(odd, extra):.3f}")
 
 
+_NOT_A_FIELD = re.compile(
+    r"^(owner|repo|page|perPage|per_page|method|sort|order|direction|q|query|.*[Nn]umber|.*_id|.*Id|id)$"
+)
+
+
+def _field_words(tool: Any) -> set[str]:
+    properties = (tool.schema or {}).get("properties") or {}
+    return {w for p in properties if not _NOT_A_FIELD.match(p) for w in tokenize(p) if len(w) >= 4}
+
+
+def fields(tools: list[Any], rows: list[dict[str, Any]]) -> None:
+    def said(terms: list[str], word: str) -> bool:
+        return any(t == word or (len(t) >= 5 and len(word) >= 5 and t[:5] == word[:5]) for t in terms)
+
+    for row in rows:
+        terms = tokenize(row["q"]["query"], QUERY_STOPWORDS)
+        top = np.argsort(-row["base"])[:10]
+        words = {int(row["ids"][j]): _field_words(tools[int(row["ids"][j])]) for j in top}
+        named = {w for ws in words.values() for w in ws if said(terms, w)}
+        row["fields"] = np.zeros(len(row["ids"]))
+        for j in top:
+            if named:
+                row["fields"][j] = -len(named - words[int(row["ids"][j])]) / len(named)
+    for weight in (0.05, 0.1, 0.15, 0.2, 0.3):
+        even = top1(rows[0::2], lambda r, w=weight: w * r["fields"])
+        odd = top1(rows[1::2], lambda r, w=weight: w * r["fields"])
+        print(f"fields, weight {weight}: even {even:.3f}, odd {odd:.3f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=250)
@@ -779,6 +811,7 @@ def main() -> int:
         ("required", lambda: required(tools, rows)),
         ("scope", lambda: scope(tools, rows, calibration.affordance_weight)),
         ("localidf", lambda: localidf(rows)),
+        ("fields", lambda: fields(tools, rows)),
     ):
         if name in chosen:
             run()
