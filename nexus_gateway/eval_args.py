@@ -197,6 +197,10 @@ class ArgsEvaluation:
             generation = self.generate(chosen, query["query"], None)
             generated += 1
             r, t = score_arguments(generation.arguments, query, chosen)
+            if r < t:  # what was missed, for reading the errors (stderr; the JSON keeps the totals)
+                wanted = query.get("acceptable_arguments") or query.get("gold_arguments")
+                sys.stderr.write(f"[{number}/{len(queries)}] {chosen}: {r}/{t} right, got {generation.arguments}, ")
+                sys.stderr.write(f"labelled {wanted}\n")
             extra = sum(1 for k in generation.arguments if k not in _labelled(query, chosen))
             stated_right += r
             stated_total += t - extra

@@ -157,7 +157,7 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         text = str(value)
         return text in sources.numbers or (text.endswith(".0") and text[:-2] in sources.numbers)
     if isinstance(value, str):
-        if not value.strip() or PLACEHOLDER.match(value.strip()) or value.strip().lower() in PRONOUNS:
+        if not value.strip() or value.strip().lower() in PRONOUNS or _placeholder(value, sources):
             return False
         if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
             said = (
@@ -190,6 +190,14 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         run = _run_tokens(value)
         return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
     return True
+
+
+def _placeholder(value: Any, sources: _Sources) -> bool:
+    """``<owner>``, ``{id}`` or "example" as a value; ``{"welcome": "Hi"}`` typed out in the request is
+    content, not a placeholder."""
+    if not isinstance(value, str) or not PLACEHOLDER.match(stripped := value.strip()):
+        return False
+    return not (stripped[0] in "<{[" and _normal(stripped) in sources.text)
 
 
 def _stated_date(value: str, sources: _Sources) -> bool:
@@ -344,7 +352,7 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
     used_by_strings: dict[str, int] = dict(_numbers_in(raw))
     named = named_keys(schema, text)
 
-    def walk(value: dict[str, Any], node: dict[str, Any], path: str) -> dict[str, Any]:
+    def walk(value: dict[str, Any], node: dict[str, Any], path: str, in_list: bool = False) -> dict[str, Any]:
         props = node.get("properties") or {}
         required = set(node.get("required") or [])
         kept: dict[str, Any] = {}
@@ -360,10 +368,14 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
                     dropped.append(where)
             elif isinstance(item, list):
                 item_schema = _resolve(prop.get("items") or {}, schema)
+                # an object in a list is grounded key by key, like one outside it: ``fields: [{field_id,
+                # delete, date_value}]`` must not carry a date the request never gave
+                item = [_grounded_object(v, item_schema, f"{where}[{n}].") for n, v in enumerate(item)]
                 items = [
                     v
                     for v in item
-                    if _grounded(v, item_schema, key, False, sources)
+                    if v is not None
+                    and _grounded(v, item_schema, key, False, sources)
                     and (
                         not isinstance(v, str)
                         or _REPOSITORY_KEY.search(key)
@@ -375,6 +387,8 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
                     kept[key] = items
                 else:
                     dropped.append(where)
+            elif in_list and (key in required or isinstance(item, bool)) and not _placeholder(item, sources):
+                kept[key] = item  # a list item cannot be asked for part by part: its required keys and flags stay
             elif (
                 _grounded(item, prop, key, key in required or (isinstance(item, bool) and key in named), sources)
                 and _first_use(item, sources, used_by_strings if isinstance(item, str) else used_numbers)
@@ -384,6 +398,15 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
             else:
                 dropped.append(where)
         return kept
+
+    def _grounded_object(value: Any, node: dict[str, Any], path: str) -> Any:
+        """A list item: an object keeps its required keys (unless a placeholder), its flags and its grounded
+        optional values (an invented date, id or text is dropped); any other value is returned as it is,
+        for the list's own checks."""
+        if not isinstance(value, dict):
+            return value
+        inner = walk(value, node, path, in_list=True)
+        return inner if inner and set(node.get("required") or []) <= set(inner) else None
 
     return walk(raw, schema, ""), dropped
 

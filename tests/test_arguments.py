@@ -249,6 +249,25 @@ def test_numbers_prose_and_lists_are_grounded_too() -> None:
     assert own_repository_elsewhere(team) == team
 
 
+def test_objects_inside_a_list_are_grounded_key_by_key() -> None:
+    item = {"field_id": {"type": "string"}, "delete": {"type": "boolean"}, "date_value": {"type": "string"}}
+    fields = {"properties": {"fields": {"type": "array", "items": {"properties": item, "required": ["field_id"]}}}}
+    request = "On hexa-dev/cli-tools issue #9, clear the value of the issue field IFT_kwDOC1a2b3"
+    raw = {"fields": [{"field_id": "IFT_kwDOC1a2b3", "delete": True, "date_value": "2023-04-15T12:34:56Z"}]}
+    kept, dropped = ground(raw, fields, request)
+    # the invented date goes; the item's required key and its flag stay (an item is not asked for in parts)
+    assert kept == {"fields": [{"field_id": "IFT_kwDOC1a2b3", "delete": True}]}
+    assert dropped == ["fields[0].date_value"]
+    file = {"properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}
+    files = {"properties": {"files": {"type": "array", "items": file}}}
+    typed = 'push strings.json with content {"welcome": "Hi!"}'
+    pushed = {"files": [{"path": "strings.json", "content": '{"welcome": "Hi!"}'}]}
+    assert ground(pushed, files, typed)[0] == pushed  # braces typed out are content, not a placeholder
+    # a placeholder voids the item (a required key lost), and with its only item the list
+    placeholder = {"files": [{"path": "strings.json", "content": "{content}"}]}
+    assert ground(placeholder, files, typed) == ({}, ["files[0].content", "files"])
+
+
 def test_a_branch_shaped_like_owner_repo_is_a_branch() -> None:
     pull = {"properties": {"owner": {}, "repo": {}, "head": {}, "base": {}}}
     request = "open a PR in acme-corp/billing from hotfix/invoice-rounding into release/3.2"

@@ -21,10 +21,20 @@ from nexus_gateway.grounding import ground
 S = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
+def first_alternative(value: Any) -> Any:
+    """BFCL lists the acceptable values of an object's keys too (``{"field": ["age"], "operation":
+    [">"]}``); a generation holds one of each (``{"field": "age", "operation": ">"}``)."""
+    if isinstance(value, dict):
+        return {k: first_alternative(v[0] if isinstance(v, list) and v else v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [first_alternative(v) for v in value]
+    return value
+
+
 def labelled(query: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """The call to ground and, per key, the values that count as right."""
     if "acceptable_arguments" in query:
-        accepted = query["acceptable_arguments"] or {}
+        accepted = {k: [first_alternative(a) for a in v] for k, v in (query["acceptable_arguments"] or {}).items()}
         return {k: v[0] for k, v in accepted.items() if v and v[0] not in ("", None)}, accepted
     gold = query.get("gold_arguments") or {}
     return gold, {k: [v] for k, v in gold.items()}
