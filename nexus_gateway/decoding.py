@@ -45,6 +45,11 @@ MAX_NUMBER_TOKENS = 12
 MAX_ARRAY_ITEMS = 8
 _DIGITS = re.compile(rb"^[0-9]+$")
 _NUMBER = re.compile(rb"^[0-9.]+$")
+_SIGNED_DIGITS = re.compile(rb"^-[0-9]*$")  # "-" or "-5": a number's first token may carry its sign
+_SIGNED_NUMBER = re.compile(rb"^-[0-9.]*$")
+_EXPONENT = re.compile(rb"^[eE][-+]?[0-9]*$")  # "1e-9", "6.02e23"
+_SIGN = re.compile(rb"^[-+]$")
+_UNFINISHED = (b"-", b"+", b"e", b"E")  # a number cannot end on these
 
 
 class DecodeError(ValueError):
@@ -89,6 +94,10 @@ class Vocabulary:
         size = len(pieces)
         self.digits = np.zeros(size, dtype=bool)
         self.number = np.zeros(size, dtype=bool)
+        self.signed_digits = np.zeros(size, dtype=bool)
+        self.signed_number = np.zeros(size, dtype=bool)
+        self.exponent = np.zeros(size, dtype=bool)
+        self.sign = np.zeros(size, dtype=bool)
         self.closers = np.zeros(size, dtype=bool)
         self.printable = np.zeros(size, dtype=bool)
         self.opens = np.zeros(size, dtype=bool)
@@ -99,6 +108,10 @@ class Vocabulary:
             self.opens[token] = self.printable[token] and piece.lstrip(b" ").startswith(b'"')
             self.digits[token] = bool(_DIGITS.match(piece))
             self.number[token] = bool(_NUMBER.match(piece))
+            self.signed_digits[token] = bool(_SIGNED_DIGITS.match(piece))
+            self.signed_number[token] = bool(_SIGNED_NUMBER.match(piece))
+            self.exponent[token] = bool(_EXPONENT.match(piece))
+            self.sign[token] = bool(_SIGN.match(piece))
             self.closers[token] = piece.lstrip()[:1] in (b",", b"}", b"]")
         self.quote = self.by_piece[b'"']
 
@@ -280,25 +293,57 @@ class SchemaDecoder:
             return out.decode("utf-8", errors="replace")
 
     def number(self, integer: bool) -> int | float:
-        self.flush()
-        mask = self.vocab.digits if integer else self.vocab.number
+        """A JSON number: an optional minus sign, digits, and for ``number`` a fraction and an exponent
+        (a dropped sign would turn -74.006 into 74.006, a dropped exponent 1e-9 into 1)."""
+        vocab = self.vocab
         text = b""
+        spaced = self.pending.endswith(b" ")
+        if spaced:
+            # The tokenizer writes ": -4" as `:`, ` -`, `4` but ": 4" as `:`, ` `, `4`; forcing the space
+            # alone would leave the model only the unnatural `-` after it, and it drops the sign.
+            self.pending = self.pending[:-1]
+        self.flush()
+        blank, minus = vocab.by_piece.get(b" "), vocab.by_piece.get(b" -")
+        if spaced and blank is not None:
+            logits = self.cursor.logits
+            assert logits is not None
+            negative = minus is not None and float(logits[minus]) > float(logits[blank])
+            self._step(minus if negative and minus is not None else blank)
+            text = b"-" if negative else b""
+        elif spaced:
+            self.force(" ")
+            self.flush()
         for step in range(MAX_NUMBER_TOKENS):
             logits = self.cursor.logits
             assert logits is not None
-            body = np.where(mask, logits, -np.inf)
+            body = np.where(self._number_mask(text, integer), logits, -np.inf)
             token = int(np.argmax(body))
-            if step > 0:
-                stop = float(np.max(np.where(self.vocab.closers, logits, -np.inf)))
+            if step > 0 and not text.endswith(_UNFINISHED):
+                stop = float(np.max(np.where(vocab.closers, logits, -np.inf)))
                 if stop > float(body[token]):
                     break
             self._step(token)
-            text += self.vocab.pieces[token]
+            text += vocab.pieces[token]
         try:
-            return int(text) if integer or b"." not in text else float(text)
+            return int(text) if integer or not re.search(rb"[.eE]", text) else float(text)
         except ValueError:
             digits = re.sub(rb"[^0-9]", b"", text) or b"0"
-            return int(digits)
+            return -int(digits) if text.startswith(b"-") else int(digits)
+
+    def _number_mask(self, text: bytes, integer: bool) -> np.ndarray:
+        """The tokens that may continue a number written so far as ``text``."""
+        vocab = self.vocab
+        if not text:
+            return vocab.digits | vocab.signed_digits if integer else vocab.number | vocab.signed_number
+        if text.endswith((b"e", b"E")):
+            return vocab.digits | vocab.sign
+        if text.endswith((b"-", b"+")):
+            return vocab.digits
+        if integer:
+            return vocab.digits
+        if re.search(rb"[eE]", text):
+            return vocab.digits
+        return vocab.number | vocab.exponent if re.search(rb"[0-9]", text) else vocab.number
 
     def value(self, schema: Any, root: dict[str, Any], depth: int, quote_open: bool = False) -> Any:
         schema = _branch(schema, root)
@@ -358,8 +403,11 @@ class SchemaDecoder:
                     break
                 out.append(item)
                 continue
-            if out and self.choose([", ", "]"]) == 1:
+            numeric = kind in ("integer", "number")
+            if out and self.choose([",", "]"] if numeric else [", ", "]"]) == 1:
                 return out
+            if out and numeric:
+                self.force(" ")
             out.append(self.value(items, root, depth + 1))
         self.force("]")
         return out
@@ -387,8 +435,9 @@ class SchemaDecoder:
             if not remaining:
                 remaining = [(name, prop) for name, prop in entries if name not in out]
             separator = ", " if out else ""
+            # a number's space is its own choice (``number``): `": -4"` is written `:`, ` -`, `4`
             options = [
-                f"{separator}{json.dumps(name)}:" + ("" if _type_of(prop) == "string" else " ")
+                f"{separator}{json.dumps(name)}:" + ("" if _type_of(prop) in ("string", "integer", "number") else " ")
                 for name, prop in remaining
             ]
             pick = self.choose(options + (["}"] if closable else []))
@@ -397,6 +446,8 @@ class SchemaDecoder:
             name, prop = remaining[pick]
             if depth == 0 and name in self.named_values and _type_of(prop) in ("enum", "boolean"):
                 prop = {**prop, "enum": self.named_values[name]}  # a flag's said meaning: one value
+            if _type_of(prop) in ("integer", "number"):
+                self.force(" ")
             out[name] = self.value(prop, root, depth + 1)
         self.force("}")
         return out
@@ -472,7 +523,7 @@ _GBNF_BASE = r"""
 ws ::= [ ]?
 string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] ){0,400} "\""
 integer ::= "-"? [0-9]{1,18}
-number ::= "-"? [0-9]{1,18} ( "." [0-9]{1,12} )?
+number ::= "-"? [0-9]{1,18} ( "." [0-9]{1,12} )? ( [eE] [-+]? [0-9]{1,3} )?
 boolean ::= "true" | "false"
 null ::= "null"
 value ::= string | number | boolean | null | array | object

@@ -13,6 +13,7 @@ the schema asks for HH:MM). Measured rule by rule in ``docs/arguments.md``.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import zoneinfo
 from collections import Counter
@@ -36,7 +37,18 @@ PROSE = re.compile(r"body|description|content|message|comment|summary|reason|not
 # A number as a word of its own ("#318", "PR 512", "3.12", "1st", "6cm"), not the digits inside an id or
 # a hash ("DC_kwDOAbCd4M4AxYz1", "5b1e9f0c").
 # A number standing as a word ("#12", "issue 45", "2.5"), not a part of a version or a branch ("4.x").
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\.\w)(?=[A-Za-z]*(?!\w))")
+# A minus sign belongs to its number ("and -4" states -4, not 4), an exponent too ("1e-9" states no 1);
+# a hyphen between numbers is a range ("Dec 12-15").
+_NUMBER = re.compile(
+    r"(?<![\w.])(?<![\s(\[,:=]-)(?<!^-)(?<![eE][-+])"  # not after a sign or an exponent's "e-"
+    r"(?:(?<!\d,)|(?!\d{3}(?![\d.])))"  # nor a thousands group ("2,000,000"; "1,2,3" is three numbers)
+    r"\d+(?:\.\d+)?(?!\.\w)(?![eE][-+]?\d)(?!,\d{3}(?!\d))(?=[A-Za-z]*(?!\w))"
+)
+_NEGATIVE = re.compile(r"(?:^|(?<=[\s(\[,:=]))-\d+(?:\.\d+)?(?![\w.,]*\d)")
+_THOUSANDS = re.compile(r"(?<![\w.,])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,]*\d)")
+_SCIENTIFIC = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?[eE][-+]?\d+\b")
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion)\b", re.I)
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 # Every digit run of a URL is an id it states, anchors included (``#discussion_r1650022311``).
 _URL_DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[a-z0-9]+")
@@ -214,11 +226,24 @@ def _stated_date(value: str, sources: _Sources) -> bool:
     return date_said and ((hour, minute) == (0, 0) or (hour, minute) in sources.times)
 
 
+def _as_json_number(value: float) -> str:
+    """How ``str`` prints the number a generation holds: ``2000000``, ``-74.006``, ``1e-09``."""
+    return str(int(value)) if math.isfinite(value) and value == int(value) and abs(value) < 1e15 else repr(value)
+
+
 def spelled_numbers(text: str) -> list[str]:
-    """The numbers a text states other than as digits: "top three" states 3, "at 8%" states 0.08 (its
-    8 is a number of its own). Grounding and the eval's leak count both read them here."""
+    """The numbers a text states other than as plain digits: "top three" states 3, "at 8%" states 0.08
+    (its 8 is a number of its own), "-74.006" its sign, "$2,000,000" 2000000, "1e-9" and "100 million"
+    their values. Grounding and the eval's leak count both read them here."""
     words = [str(NUMBER_WORDS[w]) for w in _LETTERS.findall(text.lower()) if w in NUMBER_WORDS]
-    return words + [repr(round(float(n) / 100, 10)) for n in PERCENT.findall(text)]
+    words += [repr(round(float(n) / 100, 10)) for n in PERCENT.findall(text)]
+    words += [_as_json_number(float(n)) for n in _NEGATIVE.findall(text)]
+    # "-74.0060" and "2.50" as a generation prints them
+    words += [_as_json_number(float(n)) for n in _NUMBER.findall(text) if "." in n and n.endswith("0")]
+    words += [_as_json_number(float(n.replace(",", ""))) for n in _THOUSANDS.findall(text)]
+    words += [_as_json_number(float(n)) for n in _SCIENTIFIC.findall(text)]
+    words += [_as_json_number(float(n) * _SCALES[scale.lower()]) for n, scale in _SCALED.findall(text)]
+    return words
 
 
 def _clock(match: re.Match[str]) -> tuple[int, int] | None:
@@ -281,6 +306,24 @@ def as_clock_time(value: Any, prop: dict[str, Any]) -> Any:
     match = _SAID_TIME.fullmatch(value.strip())
     said = _clock(match) if match else None
     return value if said is None else f"{said[0]:02d}:{said[1]:02d}"
+
+
+# A number key that holds a rate as a fraction: named or described as a rate, return, yield or ratio, or
+# "in decimal", and not "as a percentage".
+_RATE_KEY = re.compile(r"rate|return|yield|ratio|decimal|fraction", re.I)
+_PERCENT_KEY = re.compile(r"percent|pct", re.I)
+
+
+def as_fraction(value: Any, key: str, prop: dict[str, Any], text: str) -> Any:
+    """A percentage copied as said ("a return of 7%" → ``7``) becomes its fraction (``0.07``) when the key
+    holds a rate: APIs take rates, returns and yields as decimals unless they say "percentage"."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or prop.get("type") not in ("number", None):
+        return value
+    said = f"{key} {prop.get('description', '')}"
+    if not _RATE_KEY.search(said) or _PERCENT_KEY.search(said) or not 0 < value <= 100:
+        return value
+    stated = {float(n) for n in PERCENT.findall(text)}
+    return round(value / 100, 10) if float(value) in stated else value
 
 
 def _holds_zone(key: str, prop: dict[str, Any]) -> bool:
@@ -358,7 +401,7 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
         kept: dict[str, Any] = {}
         for key, item in value.items():
             prop = _resolve(props.get(key) or {}, schema)
-            item = as_clock_time(as_time_zone(tidy(item, key), key, prop), prop)
+            item = as_fraction(as_clock_time(as_time_zone(tidy(item, key), key, prop), prop), key, prop, text)
             where = f"{path}{key}"
             if isinstance(item, dict):
                 inner = walk(item, prop, where + ".")
