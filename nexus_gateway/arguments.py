@@ -206,7 +206,11 @@ class ArgumentGenerator:
         text = f"Tools:\n{lines}\nRequest: {intent}<|im_end|>\n<|im_start|>assistant\n"
         started = time.perf_counter()
         with self.engine.lock:
-            cursor = self.engine.cursor(self.chooser_tokens + self.engine.tokenize(text))
+            # the fixed prefix warm (or prefilled and kept), the request always computed after it: every
+            # call takes the same batch split, so the same request gets the same choice (a prompt shared
+            # warm up to its last token would be decoded in another split, and near-ties can tip)
+            cursor = self.engine.cursor(self.chooser_tokens, logits=False)
+            cursor.feed(self.engine.tokenize(text))
             decoder = SchemaDecoder(self.engine, self.vocabulary, cursor)
             index = decoder.choose([name for name, _ in candidates])
         return Choice(index, (time.perf_counter() - started) * 1000)

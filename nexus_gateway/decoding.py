@@ -116,6 +116,14 @@ class Vocabulary:
         self.quote = self.by_piece[b'"']
 
 
+def _numeric(schema: dict[str, Any], root: dict[str, Any]) -> bool:
+    """A number, or a list of numbers: its lead-in (space, bracket) and sign are chosen together."""
+    kind = _type_of(schema)
+    if kind == "array":
+        return _type_of(_branch(schema.get("items") or {}, root)) in ("integer", "number")
+    return kind in ("integer", "number")
+
+
 def _type_of(schema: dict[str, Any]) -> str:
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return "enum"
@@ -297,21 +305,21 @@ class SchemaDecoder:
         (a dropped sign would turn -74.006 into 74.006, a dropped exponent 1e-9 into 1)."""
         vocab = self.vocab
         text = b""
-        spaced = self.pending.endswith(b" ")
-        if spaced:
-            # The tokenizer writes ": -4" as `:`, ` -`, `4` but ": 4" as `:`, ` `, `4`; forcing the space
-            # alone would leave the model only the unnatural `-` after it, and it drops the sign.
-            self.pending = self.pending[:-1]
+        # The tokenizer writes ": -4" as `:`, ` -`, `4` but ": 4" as `:`, ` `, `4` (and ": [-5" with ` [-`):
+        # forcing the space or bracket alone would leave the model only an unnatural `-` after it, and it
+        # drops the sign. So the lead-in and the sign are one choice.
+        lead = next((end for end in (b" [", b" ", b"[") if self.pending.endswith(end)), b"")
+        self.pending = self.pending[: len(self.pending) - len(lead)]
         self.flush()
-        blank, minus = vocab.by_piece.get(b" "), vocab.by_piece.get(b" -")
-        if spaced and blank is not None:
+        plain, signed = vocab.by_piece.get(lead), vocab.by_piece.get(lead + b"-")
+        if lead and plain is not None:
             logits = self.cursor.logits
             assert logits is not None
-            negative = minus is not None and float(logits[minus]) > float(logits[blank])
-            self._step(minus if negative and minus is not None else blank)
+            negative = signed is not None and float(logits[signed]) > float(logits[plain])
+            self._step(signed if negative and signed is not None else plain)
             text = b"-" if negative else b""
-        elif spaced:
-            self.force(" ")
+        elif lead:
+            self.force(lead.decode())
             self.flush()
         for step in range(MAX_NUMBER_TOKENS):
             logits = self.cursor.logits
@@ -435,9 +443,10 @@ class SchemaDecoder:
             if not remaining:
                 remaining = [(name, prop) for name, prop in entries if name not in out]
             separator = ", " if out else ""
-            # a number's space is its own choice (``number``): `": -4"` is written `:`, ` -`, `4`
+            # a number's space is its own choice (``number``): `": -4"` is written `:`, ` -`, `4`, and
+            # `": [-5"` is `:`, ` [-`, `5`
             options = [
-                f"{separator}{json.dumps(name)}:" + ("" if _type_of(prop) in ("string", "integer", "number") else " ")
+                f"{separator}{json.dumps(name)}:" + ("" if _type_of(prop) == "string" or _numeric(prop, root) else " ")
                 for name, prop in remaining
             ]
             pick = self.choose(options + (["}"] if closable else []))
@@ -446,7 +455,7 @@ class SchemaDecoder:
             name, prop = remaining[pick]
             if depth == 0 and name in self.named_values and _type_of(prop) in ("enum", "boolean"):
                 prop = {**prop, "enum": self.named_values[name]}  # a flag's said meaning: one value
-            if _type_of(prop) in ("integer", "number"):
+            if _numeric(prop, root):
                 self.force(" ")
             out[name] = self.value(prop, root, depth + 1)
         self.force("}")

@@ -948,6 +948,13 @@ def test_a_number_keeps_its_sign_and_exponent(generator: ArgumentGenerator) -> N
     }
     done = generator.generate("potential", charges, "Electrostatic potential", "charges of 1e-9 and 2e-9 coulombs")
     assert done.arguments == {"charge1": 1e-09, "charge2": 2e-09}
+    flows = {
+        "type": "object",
+        "properties": {"cash_flows": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["cash_flows"],
+    }
+    done = generator.generate("npv", flows, "Net present value", "NPV of the cash flows [-50000, 10000, -2500]")
+    assert done.arguments == {"cash_flows": [-50000, 10000, -2500]}
 
 
 def test_quoted_text_lands_in_a_free_text_argument(generator: ArgumentGenerator) -> None:
@@ -1050,14 +1057,28 @@ def test_session_window_resolves_a_reference_to_the_previous_turn(generator: Arg
     assert score_arguments(done.arguments, {"gold_arguments": {"owner": "octo-org", "repo": "app"}}, "x")[0] == 2
 
 
+TIME_CANDIDATES = [
+    ("time__convert_time", "convert_time(source_timezone, time, target_timezone) — Convert time between timezones"),
+    ("time__get_current_time", "get_current_time(timezone) — Get current time in a specific timezone"),
+    ("memory__read_graph", "read_graph() — Read the entire knowledge graph"),
+]
+
+
 def test_choice_among_close_candidates_is_one_of_their_names(generator: ArgumentGenerator) -> None:
-    candidates = [
-        ("time__convert_time", "convert_time(source_timezone, time, target_timezone) — Convert time between timezones"),
-        ("time__get_current_time", "get_current_time(timezone) — Get current time in a specific timezone"),
-        ("memory__read_graph", "read_graph() — Read the entire knowledge graph"),
-    ]
-    choice = generator.choose_tool("what time is it right now in Tokyo?", candidates)
+    choice = generator.choose_tool("what time is it right now in Tokyo?", TIME_CANDIDATES)
     assert choice.index == 1 and choice.ms > 0
+
+
+def test_the_same_request_gets_the_same_choice_cold_or_warm() -> None:
+    """A cold engine once chose convert_time for this request and, once warm, get_current_time: the
+    request was decoded in another batch split each time. Now it always follows the prefix as one batch."""
+    engine = LlamaEngine(EngineSettings(str(model_path(lookup(DEFAULT_MODEL))), n_threads=1, n_ctx=2048))
+    try:
+        cold = ArgumentGenerator(engine)  # not warmed
+        choices = {cold.choose_tool("what time is it right now in Tokyo?", TIME_CANDIDATES).index for _ in range(3)}
+        assert len(choices) == 1
+    finally:
+        engine.close()
 
 
 def test_output_is_always_schema_valid_on_random_registry_schemas(generator: ArgumentGenerator) -> None:
