@@ -309,18 +309,17 @@ class SchemaDecoder:
         # forcing the space or bracket alone would leave the model only an unnatural `-` after it, and it
         # drops the sign. So the lead-in and the sign are one choice.
         lead = next((end for end in (b" [", b" ", b"[") if self.pending.endswith(end)), b"")
-        self.pending = self.pending[: len(self.pending) - len(lead)]
+        plain = vocab.by_piece.get(lead) if lead else None
+        if plain is not None:
+            self.pending = self.pending[: -len(lead)]
         self.flush()
-        plain, signed = vocab.by_piece.get(lead), vocab.by_piece.get(lead + b"-")
-        if lead and plain is not None:
+        if plain is not None:
             logits = self.cursor.logits
             assert logits is not None
+            signed = vocab.by_piece.get(lead + b"-")
             negative = signed is not None and float(logits[signed]) > float(logits[plain])
             self._step(signed if negative and signed is not None else plain)
             text = b"-" if negative else b""
-        elif lead:
-            self.force(lead.decode())
-            self.flush()
         for step in range(MAX_NUMBER_TOKENS):
             logits = self.cursor.logits
             assert logits is not None
@@ -345,12 +344,8 @@ class SchemaDecoder:
             return vocab.digits | vocab.signed_digits if integer else vocab.number | vocab.signed_number
         if text.endswith((b"e", b"E")):
             return vocab.digits | vocab.sign
-        if text.endswith((b"-", b"+")):
-            return vocab.digits
-        if integer:
-            return vocab.digits
-        if re.search(rb"[eE]", text):
-            return vocab.digits
+        if integer or text.endswith((b"-", b"+")) or re.search(rb"[eE]", text):
+            return vocab.digits  # no fraction or exponent in an integer, nor a second one in a number
         return vocab.number | vocab.exponent if re.search(rb"[0-9]", text) else vocab.number
 
     def value(self, schema: Any, root: dict[str, Any], depth: int, quote_open: bool = False) -> Any:

@@ -113,6 +113,7 @@ class _Sources:
         self.digit_runs = {int(d) for d in re.findall(r"\d+", plain)}
         self.months = {MONTHS[w[:3]] for w in _LETTERS.findall(plain.lower()) if w in MONTH_WORDS}
         self.times = _said_times(plain)
+        self.percents = {float(n) for n in PERCENT.findall(text)}  # "7%" for a rate written as 7
         for url in URL_PATTERN.findall(text):
             self.numbers.update(_URL_DIGITS.findall(url))
         self.quoted = [_normal(span) for span in quoted_spans(text)]
@@ -314,7 +315,7 @@ _RATE_KEY = re.compile(r"rate|return|yield|ratio|decimal|fraction", re.I)
 _PERCENT_KEY = re.compile(r"percent|pct", re.I)
 
 
-def as_fraction(value: Any, key: str, prop: dict[str, Any], text: str) -> Any:
+def as_fraction(value: Any, key: str, prop: dict[str, Any], sources: _Sources) -> Any:
     """A percentage copied as said ("a return of 7%" → ``7``) becomes its fraction (``0.07``) when the key
     holds a rate: APIs take rates, returns and yields as decimals unless they say "percentage"."""
     if isinstance(value, bool) or not isinstance(value, int | float) or prop.get("type") not in ("number", None):
@@ -322,8 +323,7 @@ def as_fraction(value: Any, key: str, prop: dict[str, Any], text: str) -> Any:
     said = f"{key} {prop.get('description', '')}"
     if not _RATE_KEY.search(said) or _PERCENT_KEY.search(said) or not 0 < value <= 100:
         return value
-    stated = {float(n) for n in PERCENT.findall(text)}
-    return round(value / 100, 10) if float(value) in stated else value
+    return round(value / 100, 10) if float(value) in sources.percents else value
 
 
 def _holds_zone(key: str, prop: dict[str, Any]) -> bool:
@@ -401,7 +401,7 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
         kept: dict[str, Any] = {}
         for key, item in value.items():
             prop = _resolve(props.get(key) or {}, schema)
-            item = as_fraction(as_clock_time(as_time_zone(tidy(item, key), key, prop), prop), key, prop, text)
+            item = as_fraction(as_clock_time(as_time_zone(tidy(item, key), key, prop), prop), key, prop, sources)
             where = f"{path}{key}"
             if isinstance(item, dict):
                 inner = walk(item, prop, where + ".")
