@@ -87,6 +87,30 @@ def _deletions(word: str) -> set[str]:
     return {word[:i] + word[i + 1 :] for i in range(len(word))}
 
 
+def one_edit_apart(a: str, b: str) -> bool:
+    """True when one insertion, deletion, substitution or swap of neighbours turns ``a`` into ``b``.
+
+    Two words that share a one-deletion form can be two edits apart ("look" and "logo" both give "loo"),
+    so every candidate the deletion neighbourhoods propose is checked with this."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(diff) == 1:
+            return True
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long[i]:
+        i += 1
+    return short[i:] == long[i + 1 :]
+
+
+# Names typed as they are spelled: ``octo-org/app``, ``lumen-ui``, ``useSyncExternalStore``, ``release/2.4``.
+# Their parts are not misspelt words ("octo" is not "onto", "lumen" not "luden").
+_IDENTIFIER = re.compile(r"\S*[A-Za-z][/_.\-][A-Za-z0-9]\S*|\S*[a-z][A-Z]\S*")
+
+
 @dataclass(frozen=True)
 class LexicalDocument:
     """The text fields of one tool, weighted: the name counts twice.
@@ -175,16 +199,19 @@ class BM25Index:
         candidates: set[str] = set()
         for key in _deletions(token) | {token}:
             candidates |= self._neighbours.get(key, set())
-        candidates.discard(token)
+        candidates = {term for term in candidates if one_edit_apart(token, term)}
         if not candidates:
             return None
         return min(candidates, key=lambda term: (-len(self.postings[term][0]), term))
 
     def query_terms(self, query: str) -> list[str]:
-        """The query's distinct terms, each unknown one replaced by its one-edit correction when there is one."""
+        """The query's distinct terms, each unknown one replaced by its one-edit correction when there is
+        one, except the parts of names typed as identifiers (``octo-org/app``)."""
+        names = {token for match in _IDENTIFIER.finditer(query) for token in tokenize(match.group(0))}
         terms = []
         for token in dict.fromkeys(tokenize(query, QUERY_STOPWORDS)):
-            terms.append(token if token in self.postings else self.correct(token) or token)
+            known = token in self.postings or token in names
+            terms.append(token if known else self.correct(token) or token)
         return list(dict.fromkeys(terms))
 
     def scores(self, query: str) -> np.ndarray:

@@ -9,7 +9,7 @@ import pytest
 
 from nexus_gateway.cache import RegistryCache, schema_key
 from nexus_gateway.exceptions import ArgumentError, ToolNotFound
-from nexus_gateway.lexical import BM25Index, LexicalDocument, NameCoverage, split_identifier, tokenize
+from nexus_gateway.lexical import BM25Index, LexicalDocument, NameCoverage, one_edit_apart, split_identifier, tokenize
 from nexus_gateway.registry import Registry
 from nexus_gateway.signature import first_sentence, signature
 from nexus_gateway.toolids import VALID_ID, assign_ids
@@ -143,6 +143,17 @@ def test_lexical_expands_abbreviations_and_corrects_typos() -> None:
     assert index.correct("brnach") == "branch" and index.correct("notifcation") == "notification"
     assert index.correct("zzzz") is None and index.correct("teh") is None  # short tokens stay as typed
     assert index.top("make a new brnach", 1)[0][0] == 0
+
+
+def test_a_typo_is_one_edit_and_a_typed_name_is_not_a_typo() -> None:
+    index = BM25Index([tokenize("upload a logo"), tokenize("create a branch onto a name")])
+    # "look" and "logo" share the deletion form "loo" but are two edits apart; "acme" and "name" too.
+    assert index.correct("look") is None and index.correct("acme") is None
+    assert index.correct("fodler") is None and index.correct("brnach") == "branch"  # a swap is one edit
+    assert one_edit_apart("fodler", "folder") and one_edit_apart("logo", "log") and not one_edit_apart("ab", "ba b")
+    # the parts of an identifier are names: "octo" stays "octo" (not "onto"), while prose is corrected
+    assert index.query_terms("merge the brnach in octo-org/app") == ["merge", "branch", "octo", "organization", "app"]
+    assert "onto" in index.query_terms("put the octo branch back")
 
 
 def test_query_function_words_and_name_coverage() -> None:
