@@ -87,6 +87,9 @@ class GatewaySettings:
     generate: bool = True  # generate arguments locally when `call` gets none
     judge: bool = False  # let the local LLM pick among close candidates (measured: docs/routing.md)
     schema: str = "ir"  # what the LLM sees of a tool: "ir", "ir-focused", "full" (spliced blocks), "auto"
+    # server → {argument: value} filled into any call of that server's tools that leaves the argument out
+    # (mcp-server-git's ``repo_path``: a project sidecar serves one repository, which requests rarely name)
+    defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -245,6 +248,7 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     schema = raw.get("schema", defaults.schema)
     if schema not in SCHEMA_MODES:
         raise ConfigError(f"nexus.schema: must be one of {', '.join(SCHEMA_MODES)}, got {schema!r}")
+    argument_defaults = _parse_defaults(raw.get("defaults", {}), upstream_names, env)
     generate, judge = raw.get("generate", True), raw.get("judge", False)
     for key, flag in (("generate", generate), ("judge", judge)):
         if not isinstance(flag, bool):
@@ -264,7 +268,28 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
         expose=tuple(expose),
         unprefixed=unprefixed,
         cache_dir=expand_vars(cache_dir, "nexus.cache_dir", env) if cache_dir else None,
+        defaults=argument_defaults,
     )
+
+
+def _parse_defaults(
+    raw: Any, upstream_names: set[str], env: dict[str, str] | os._Environ[str]
+) -> dict[str, dict[str, Any]]:
+    """``nexus.defaults``: ``{server: {argument: value}}``; string values may use ``${VAR}``."""
+    if not isinstance(raw, dict):
+        raise ConfigError("nexus.defaults: must be an object of server → {argument: value}")
+    parsed: dict[str, dict[str, Any]] = {}
+    for server, values in raw.items():
+        where = f"nexus.defaults.{server}"
+        if server not in upstream_names:
+            raise ConfigError(f"{where}: {server!r} is not a server in mcpServers")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{where}: must be an object of argument → value")
+        parsed[server] = {
+            key: expand_vars(value, f"{where}.{key}", env) if isinstance(value, str) else value
+            for key, value in values.items()
+        }
+    return parsed
 
 
 def _parse_routing(raw: Any) -> RoutingSettings:

@@ -116,6 +116,15 @@ class Gateway:
     def describe(self, tool_id: str) -> ToolEntry:
         return self.registry.get(tool_id)
 
+    def defaults(self, entry: ToolEntry) -> dict[str, Any]:
+        """The configured defaults (``nexus.defaults``) that apply to this tool: those its schema takes."""
+        configured = self.settings.defaults.get(entry.server, {})
+        return {key: value for key, value in configured.items() if key in entry.parameter_names}
+
+    def with_defaults(self, entry: ToolEntry, arguments: dict[str, Any]) -> dict[str, Any]:
+        """``arguments`` with every configured default it leaves out; a value the caller gave wins."""
+        return {**self.defaults(entry), **arguments}
+
     async def call(
         self,
         tool_id: str,
@@ -124,9 +133,10 @@ class Gateway:
         progress: ProgressCallback | None = None,
         validate: bool = True,
     ) -> dict[str, Any]:
-        """Validate, forward, return the upstream result unchanged (wire form: content, isError, …)."""
+        """Fill in the configured defaults, validate, forward, return the upstream result unchanged (wire
+        form: content, isError, …)."""
         entry = self.registry.get(tool_id)
-        arguments = arguments if arguments is not None else {}
+        arguments = self.with_defaults(entry, arguments if arguments is not None else {})
         if validate:
             validate_arguments(tool_id, entry.input_schema, arguments)
         upstream = self.pool[entry.server]

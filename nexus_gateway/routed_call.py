@@ -77,13 +77,15 @@ async def call_intent(
         trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
     generation = None
     window = gateway.generation.window(session)
+    defaults = gateway.defaults(entry)
+    missing: list[str] = []
     if arguments is None and gateway.generation.ready:
         generation = await gateway.generation.generate(entry, intent, window)
         trace["generation"] = generation.trace()
-        if not generation.missing:
+        missing = [key for key in generation.missing if key not in defaults]
+        if not missing:
             arguments = generation.arguments
     if arguments is None:
-        missing = generation.missing if generation else []
         return IntentOutcome(
             report={
                 "status": "needs_arguments",
@@ -91,7 +93,7 @@ async def call_intent(
                 "signature": entry.signature,
                 "inputSchema": entry.input_schema,
                 "missing": missing,
-                "arguments": generation.arguments if generation else {},
+                "arguments": gateway.with_defaults(entry, generation.arguments if generation else {}),
                 "message": (
                     f"The request does not say {', '.join(missing)}. Call `call` again with the arguments "
                     f"for {entry.id}, or call_tool directly."
@@ -101,6 +103,7 @@ async def call_intent(
                 "trace": trace,
             }
         )
+    arguments = gateway.with_defaults(entry, arguments)
     started = time.perf_counter()
     forwarded = await gateway.call(entry.id, arguments, progress=progress)
     trace["ms"]["forward"] = round((time.perf_counter() - started) * 1000, 2)

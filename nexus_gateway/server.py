@@ -228,6 +228,8 @@ class HostSurface:
             }
             if "outputSchema" in entry.raw:
                 described["outputSchema"] = entry.raw["outputSchema"]
+            if defaults := self.gateway.defaults(entry):
+                described["defaults"] = defaults  # filled in when a call leaves them out
             return json_result(described)
         tool_id = arguments["tool"]
         return await self.gateway.call(tool_id, arguments.get("arguments") or {}, progress=progress_forwarder(ctx))

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import llama_cpp
 import pytest
-from conftest import TESTS, node_server, result_json, result_text, stdio_gateway, write_config
+from conftest import TESTS, node_server, real_servers, result_json, result_text, stdio_gateway, write_config
 from mcp import ClientSession
 from mcp.types import CallToolResult
 
@@ -1148,6 +1148,21 @@ async def test_call_intent_missing_required_value_is_asked_not_invented(
     session, _ = gateway
     answer = result_json(await call_when_generating(session, "write a new file saying hello"))
     assert answer["status"] == "needs_arguments" and "path" in answer["missing"]
+
+
+@pytest.mark.anyio
+async def test_a_configured_default_answers_what_the_request_leaves_out(tmp_path: Path) -> None:
+    """mcp-server-git wants ``repo_path`` on every call, and nobody says it: a project's sidecar config
+    names it once (``nexus.defaults``), so the generated call goes through instead of asking."""
+    servers = {"git": real_servers(tmp_path)["git"]}
+    repo = str(tmp_path / "repo")
+    config = write_config(tmp_path / "config.json", servers, model_threads=1, defaults={"git": {"repo_path": repo}})
+    async with stdio_gateway(config, tmp_path / "cache") as session:
+        result = await call_when_generating(session, "what is the status of my working tree?")
+    assert not result.is_error and "On branch" in result_text(result), result_text(result)
+    trace = (result.meta or {})["io.nexus-gateway/trace"]
+    assert trace["tool"] == "git__git_status" and trace["arguments"] == {"repo_path": repo}
+    assert "repo_path" in trace["generation"]["missing"]  # the model was not made to invent it
 
 
 def test_a_corrupted_model_file_is_refused_before_llama_cpp_opens_it(tmp_path: Path) -> None:

@@ -46,6 +46,13 @@ def test_default_expansion() -> None:
     assert config.upstreams[0].command == "echo"
 
 
+def test_argument_defaults_per_server() -> None:
+    raw = {"mcpServers": {"git": {"command": "x"}}, "nexus": {"defaults": {"git": {"repo_path": "${REPO}", "n": 3}}}}
+    config = parse_config(raw, environ={"REPO": "/work/app"})
+    assert config.settings.defaults == {"git": {"repo_path": "/work/app", "n": 3}}
+    assert parse_config({"mcpServers": {}}).settings.defaults == {}
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
@@ -69,6 +76,9 @@ def test_default_expansion() -> None:
         ({"mcpServers": {}, "nexus": {"generate": "yes"}}, "nexus.generate: must be true or false"),
         ({"mcpServers": {}, "nexus": {"judge": 1}}, "nexus.judge: must be true or false"),
         ({"mcpServers": {}, "nexus": {"schema": "json"}}, "nexus.schema: must be one of ir, ir-focused, full, auto"),
+        ({"mcpServers": {}, "nexus": {"defaults": {"git": {"repo_path": "."}}}}, "nexus.defaults.git: 'git' is not"),
+        ({"mcpServers": {"git": {"command": "x"}}, "nexus": {"defaults": {"git": "."}}}, "nexus.defaults.git: must be"),
+        ({"mcpServers": {}, "nexus": {"defaults": []}}, "nexus.defaults: must be an object"),
         ([], "top level must be a JSON object"),
     ],
 )

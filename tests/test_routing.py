@@ -167,9 +167,29 @@ def test_eval_rejects_bad_input_with_one_line(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ClientSession]:
     workdir = tmp_path_factory.mktemp("routed")
-    config = write_config(workdir / "config.json", real_servers(workdir), routing={"calibration": None}, generate=False)
+    servers = real_servers(workdir)
+    defaults = {"git": {"repo_path": str(workdir / "repo")}}  # the repository a project sidecar serves
+    config = write_config(
+        workdir / "config.json", servers, routing={"calibration": None}, generate=False, defaults=defaults
+    )
     async with stdio_gateway(config, workdir / "cache") as session:
         yield session
+
+
+@pytest.mark.anyio
+async def test_configured_defaults_fill_what_a_call_leaves_out(gateway: ClientSession) -> None:
+    described = result_json(await gateway.call_tool("describe_tool", {"tool": "git__git_status"}))
+    assert described["defaults"] == {"repo_path": described["defaults"]["repo_path"]}
+    assert described["defaults"]["repo_path"].endswith("repo")
+    status = await gateway.call_tool("call_tool", {"tool": "git__git_status", "arguments": {}})
+    assert not status.is_error and "On branch" in result_text(status), result_text(status)
+    routed = await gateway.call_tool("call", {"intent": "show the commit log", "arguments": {"max_count": 1}})
+    assert not routed.is_error and "first" in result_text(routed), result_text(routed)
+    assert (routed.meta or {})["io.nexus-gateway/trace"]["arguments"]["repo_path"].endswith("repo")
+    elsewhere = await gateway.call_tool("call_tool", {"tool": "git__git_status", "arguments": {"repo_path": "/nope"}})
+    assert elsewhere.is_error and "/nope" in result_text(elsewhere)  # a value the caller gives wins
+    no_repo = result_json(await gateway.call_tool("describe_tool", {"tool": "time__get_current_time"}))
+    assert "defaults" not in no_repo
 
 
 @pytest.mark.anyio
