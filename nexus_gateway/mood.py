@@ -34,7 +34,7 @@ _ADD_SOMETHING = re.compile(
 _CLAUSE_WRITE_VERB = re.compile(
     r"(?:^|[.!;,]\s*|\b(?:please|pls|plz|you|to|and|then|also)\s+)"
     r"(comment|label|tag|request|mark|set|move|push|watch|star|make|write|reply|let(?!\s+me\b)|tell|put|start|"
-    r"stop|pin|kick|ping)\b",
+    r"stop|pin|kick|ping|commit|stage|unstage|forget)\b",
     re.I,
 )
 _OPEN_SOMETHING_NEW = re.compile(r"\bopen\s+(?:a|an|new|up\s+a)\b", re.I)

@@ -91,9 +91,9 @@ def test_router_picks_the_right_local_tool(embedder: Embedder) -> None:
         assert result.chosen is not None
         right += result.chosen.split("__", 1)[1] in query["acceptable_tools"]
         assert set(result.timings_ms) >= {"embed", "scan", "fuse"}
-    # 14/20 is where dense + BM25 fusion stands on these intents (dense alone: 17, see docs/routing.md);
-    # the bar guards against regressions, the eval harness tracks the real figure.
-    assert right >= 14, f"only {right}/{len(queries)} local intents routed right"
+    # 15/20 is where the router stands on these intents (dense alone: 17, see docs/routing.md); the bar
+    # guards against regressions, the eval harness tracks the real figure.
+    assert right >= 15, f"only {right}/{len(queries)} local intents routed right"
 
 
 def test_gate_escalates_only_below_tau(embedder: Embedder) -> None:
@@ -335,6 +335,8 @@ def test_read_or_write_mood_of_requests_and_tools() -> None:
     assert request_mood("Can you find all the pull requests nora-t has opened in lumen-labs/lumen-ui") == READ
     assert request_mood("I want to see what the most recent commit on develop changed") == READ
     assert request_mood("Let the reporter of issue 19 know we can't reproduce it") == WRITE
+    assert request_mood("commit the staged changes with message 'fix typo'") == WRITE
+    assert request_mood("which commit broke the build?") == READ  # "commit" as a noun
     assert tool_mood("list_issues", None) == READ and tool_mood("issue_read", None) == READ
     assert tool_mood("get-sum", None) == READ and tool_mood("createIssue", None) == WRITE
     assert tool_mood("git_status", None) is None and tool_mood("sub_issue_write", {}) == WRITE
