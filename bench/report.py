@@ -162,7 +162,9 @@ def scan() -> str:
     if s is None:
         return "_not run yet_\n"
     rows = [
-        f"| {r['n']:,} | {r['kernel']} | {r['c_us']:.2f} [{r['c_us_ci'][0]:.2f}, {r['c_us_ci'][1]:.2f}] | "
+        f"| {r['n']:,} | {r['kernel']} | {r.get('threads', 1)} | "
+        f"{r['c_us']:.2f} [{r['c_us_ci'][0]:.2f}, {r['c_us_ci'][1]:.2f}] | "
+        f"{r.get('c_one_thread_us', r['c_us']):.2f} | "
         f"{r['numpy_int8_us']:.1f} | {r['numpy_f32_us']:.1f} | {r['speedup_vs_numpy_int8']:.0f}× | "
         f"{r['speedup_vs_numpy_f32']:.1f}× | {r['same_ranking']} |"
         for r in s["scan"]
@@ -200,10 +202,13 @@ def scan() -> str:
         route_text = "| N | gate | p50 ms [95% CI] | p95 ms | queries |\n|---|---|---|---|---|\n" + route_text
     return f"""Command: `python bench/slb_scan.py`
 
-Top-10 of N random unit vectors (384-d), called from Python; median µs (bootstrap 95% CI for C).
+Top-10 of N random unit vectors (384-d), called from Python; median µs (bootstrap 95% CI for C). `C`
+is the shipped scan, which splits a matrix of 1.5 MB or more (about 4k tools) over the machine's cores,
+each thread with its own heap (`threads`); `C 1 thread` is the same kernel on the calling thread alone,
+timed in the same run.
 
-| N | kernel | C | numpy int8 | numpy f32 matmul | C vs int8 | C vs f32 | same ranking |
-|---|---|---|---|---|---|---|---|
+| N | kernel | threads | C | C 1 thread | numpy int8 | numpy f32 matmul | C vs int8 | C vs f32 | same ranking |
+|---|---|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
 Route end to end on one thread (query embedding + scan + fusion + gate) over the GitHub + pool registries,
@@ -233,8 +238,11 @@ embedded a query in ~14.5 ms and spent 27–35 ms per cross-encoder pair; its th
 command gave route p50s of 16.0, 17.2 and 19.7 ms. Session 10's blocked kernels (the query's absolute
 value taken once per scan, four rows' sums reduced together) are 1.2–1.3× faster than the row-by-row
 ones at 250–10k rows in an interleaved A/B on the same machine, and equal at 100k, where the scan reads
-38 MB and is bound by memory (two threads over halves of it: 1.15–1.2 ms against 1.25–1.4 ms, not
-kept).
+38 MB and is bound by memory. Two threads over halves of it gained little on session 10's machine
+(1.15–1.2 ms against 1.25–1.4 ms, from Python threads) and were not kept; on session 18's, one core
+streamed ~17 GB/s and two ~31 GB/s (100k: 1.07–1.17 ms against 1.89 ms; 10k: 169 against 251 µs), so
+the scan now starts its threads in C, from about 4k tools up (1k tools take 21 µs on one thread and 47
+µs on two: below that, a thread's start costs more than it saves).
 """
 
 

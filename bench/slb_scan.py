@@ -56,6 +56,9 @@ def scan_table(repeats: int) -> list[dict[str, Any]]:
         matrix, scales = buffer.matrix, buffer.scales
         count = max(20, repeats // (1 + n // 2000))
         c_kernel = timed(lambda m=matrix, s=scales, q=codes: _slb.topk(m, s, q, 10), count)
+        _slb.set_threads(1)  # the same kernel on the calling thread alone, side by side
+        c_one_thread = timed(lambda m=matrix, s=scales, q=codes: _slb.topk(m, s, q, 10), count)
+        _slb.set_threads(0)
         numpy_int8 = timed(lambda m=matrix, s=scales, q=codes: scan_numpy(m, s, q, 10), max(20, count // 4))
 
         def float_baseline(v: np.ndarray = vectors, q: np.ndarray = query) -> Any:
@@ -71,6 +74,8 @@ def scan_table(repeats: int) -> list[dict[str, Any]]:
             "kernel": _slb.kernel(),
             "c_us": float(np.median(c_kernel)),
             "c_us_ci": bootstrap_median_ci(c_kernel),
+            "threads": _slb.threads_for(n, 384),
+            "c_one_thread_us": float(np.median(c_one_thread)),
             "numpy_int8_us": float(np.median(numpy_int8)),
             "numpy_f32_us": float(np.median(numpy_f32)),
             "speedup_vs_numpy_int8": float(np.median(numpy_int8) / np.median(c_kernel)),
@@ -147,12 +152,12 @@ def main() -> None:
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "slb_scan.json"))
     args = parser.parse_args()
     scans = scan_table(args.repeats)
-    header = ("N", "kernel", "C (µs)", "numpy int8", "numpy f32", "×int8", "×f32", "same")
+    header = ("N", "kernel", "threads", "C (µs)", "C 1 thread", "numpy int8", "numpy f32", "×int8", "×f32", "same")
     print("  ".join(f"{h:>10}" for h in header))
     for r in scans:
         speedups = f"{r['speedup_vs_numpy_int8']:.1f}", f"{r['speedup_vs_numpy_f32']:.1f}"
-        cells = (r["n"], r["kernel"], f"{r['c_us']:.2f}", f"{r['numpy_int8_us']:.1f}", f"{r['numpy_f32_us']:.1f}",
-                 *speedups, r["same_ranking"])  # fmt: skip
+        cells = (r["n"], r["kernel"], r["threads"], f"{r['c_us']:.2f}", f"{r['c_one_thread_us']:.2f}",
+                 f"{r['numpy_int8_us']:.1f}", f"{r['numpy_f32_us']:.1f}", *speedups, r["same_ranking"])  # fmt: skip
         print("  ".join(f"{c!s:>10}" for c in cells))
     routes = route_table(args.repeats)
     if isinstance(routes, str):

@@ -60,6 +60,29 @@ def test_concurrent_scans_agree_with_a_serial_one() -> None:
             assert list(pool.map(lambda query: native.topk(codes, scales, query, 10), queries)) == serial
 
 
+def test_a_scan_split_over_threads_selects_what_one_thread_does() -> None:
+    """A large top-k runs over several threads, each with its own heap; ties that straddle the split
+    and any thread count must give the one-thread (and numpy) answer."""
+    from nexus_gateway import _slb as native  # type: ignore[attr-defined]
+
+    codes, scales = quantize(random_unit(12_000))
+    codes[5_990:6_010] = codes[17]  # equal scores on both sides of a two-way split
+    scales[5_990:6_010] = scales[17]
+    query = codes[17].copy()
+    reference_rows, reference_scores = scan_numpy(codes, scales, query, 25)
+    assert native.threads_for(1_000, 384) == 1 and native.threads_for(100_000, 384) >= 1
+    try:
+        for threads in (1, 2, 3, 4):
+            native.set_threads(threads)
+            rows, scores = native.topk(codes, scales, query, 25)
+            assert np.array_equal(np.frombuffer(rows, dtype=np.int64), reference_rows), threads
+            assert np.array_equal(np.frombuffer(scores, dtype=np.float32), reference_scores), threads
+        with pytest.raises(ValueError, match="threads must be 0"):
+            native.set_threads(9)
+    finally:
+        native.set_threads(0)
+
+
 def test_ties_go_to_the_lower_row_in_both_paths() -> None:
     codes = np.ones((6, 64), dtype=np.int8)
     scales = np.ones(6, dtype=np.float32)
