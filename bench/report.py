@@ -242,7 +242,10 @@ ones at 250–10k rows in an interleaved A/B on the same machine, and equal at 1
 (1.15–1.2 ms against 1.25–1.4 ms, from Python threads) and were not kept; on session 18's, one core
 streamed ~17 GB/s and two ~31 GB/s (100k: 1.07–1.17 ms against 1.89 ms; 10k: 169 against 251 µs), so
 the scan now starts its threads in C, from about 4k tools up (1k tools take 21 µs on one thread and 47
-µs on two: below that, a thread's start costs more than it saves).
+µs on two: below that, a thread's start costs more than it saves). The same session's machine was slower at small sizes
+than session 17's (250 tools in 2.48 µs there): session 17's one-thread build, timed in fresh processes
+here, took 3.2–6.2 µs for 250 tools and 9–18 µs for 1k, and interleaved with this build in one process
+the two were equal (5.3–5.8 µs and 9.3–15.5 µs), so the 250-tool row moves with the machine, not the code.
 """
 
 
