@@ -89,8 +89,8 @@ class Gateway:
 
     async def _start_generation(self) -> None:
         await self.generation.start()
-        if self.settings.schema != "ir":
-            await self.generation.compile_blocks(self.registry.entries)
+        # every mode but the per-request focused IR splices the tool's form from its compiled block
+        await self.generation.compile_blocks(self.registry.entries)
 
     # ##### Tools #####
 

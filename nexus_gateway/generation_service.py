@@ -116,28 +116,37 @@ class GenerationService:
 
     async def compile_blocks(self, entries: Callable[[], list[ToolEntry]]) -> None:
         """Background task: compile the blocks of every tool that has none yet (its IR; in full and auto
-        mode its full schema too), again whenever an upstream's tools change. One block at a time, each
-        under the engine lock, so calls interleave."""
+        mode its full schema too), again whenever an upstream's tools change. One block per worker-thread
+        hop, each under the engine lock, so calls interleave and a shutdown (a one-shot ``ask`` that is
+        done) waits for one block at most, not for the whole registry."""
         while True:
             self._tools_changed = anyio.Event()
-            compiled = await anyio.to_thread.run_sync(self._compile_missing, entries())
-            if compiled:
-                logger.info("schema blocks: %d compiled", compiled)
+            todo = await anyio.to_thread.run_sync(self._blocks_to_compile, entries())
+            progress = progress_printer("compiling tool blocks")
+            for done, (key, tokens) in enumerate(todo, 1):
+                await anyio.to_thread.run_sync(self._compile_one, key, tokens, limiter=self._limiter)
+                progress(done, len(todo))
+            if todo:
+                logger.info("schema blocks: %d compiled", len(todo))
             await self._tools_changed.wait()
 
-    def _compile_missing(self, entries: list[ToolEntry]) -> int:
+    def _blocks_to_compile(self, entries: list[ToolEntry]) -> list[tuple[str, list[int]]]:
         generator = self.generator
         if generator is None or generator.blocks is None:
-            return 0
+            return []
         blocks, tokenize = generator.blocks, generator.engine.tokenize
         full_schema = self.schema_mode in ("full", "auto")
-        todo = [
+        return [
             (key, tokenize(text))
             for e in entries
             for key, text in tool_blocks(e.key, e.name, e.input_schema, e.description, full_schema=full_schema)
             if not blocks.has(key)
         ]
-        return blocks.compile_missing(todo, progress_printer("compiling tool blocks"))
+
+    def _compile_one(self, key: str, tokens: list[int]) -> None:
+        blocks = self.generator.blocks if self.generator is not None else None
+        if blocks is not None and not blocks.has(key):
+            blocks.compile(key, tokens)
 
     def window(self, session: str) -> SessionWindow:
         """The window of one host session (the least recently used is forgotten beyond ``MAX_SESSIONS``)."""

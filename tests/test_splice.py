@@ -337,15 +337,18 @@ def test_four_threads_calling_concurrently_match_the_serial_results(
 
 
 @pytest.mark.anyio
-async def test_full_schema_mode_splices_compiled_blocks_through_the_gateway(tmp_path: Path) -> None:
-    """`nexus.schema: full`: blocks compile in the background after the model loads; until a tool's block
-    exists its schema is prefilled, afterwards spliced; the trace says which ran, the result is the same."""
+@pytest.mark.parametrize("schema", ["ir", "full"])
+async def test_the_gateway_splices_compiled_blocks(tmp_path: Path, schema: str) -> None:
+    """Blocks compile in the background after the model loads (the IR's in the default mode, the full
+    schema's too in `nexus.schema: full`); until a tool's block exists its form is prefilled, afterwards
+    spliced; the trace says which ran, the result is the same. (The gateway once compiled blocks only
+    outside the default mode, so every default call prefilled its IR.)"""
     files = tmp_path / "files"
     files.mkdir()
     (files / "shopping.txt").write_text("oat milk, lemons\n")
     servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
     config = write_config(
-        tmp_path / "config.json", servers, routing={"calibration": None}, model_threads=1, schema="full"
+        tmp_path / "config.json", servers, routing={"calibration": None}, model_threads=1, schema=schema
     )
     paths = []
     async with stdio_gateway(config, tmp_path / "cache") as session:
