@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -225,12 +226,18 @@ class ArgumentGenerator:
         *,
         full_schema: bool = False,
         block_key: str | None = None,
+        given: Collection[str] = (),
     ) -> Generation:
         """``full_schema``: the whole JSON schema instead of the IR (the evaluation's oracle, or the
         gateway's full-schema mode). With ``block_key`` and compiled blocks the tool's form is spliced
         from its block (:func:`tool_blocks`); without, the oracle prefills the schema every turn, and the
-        IR goes through the prefix arena with the rest of the prompt."""
+        IR goes through the prefix arena with the rest of the prompt. ``given``: keys the caller fills in
+        when the call leaves them out (``nexus.defaults``); the model may write them, is not made to, and
+        they are not missing."""
         schema = schema or {"type": "object", "properties": {}}
+        # the tool's text (and its compiled block) stays as the server wrote it; only the decoder relaxes
+        required_here = [k for k in schema.get("required") or [] if k not in given]
+        decoded_schema = {**schema, "required": required_here} if given and "required" in schema else schema
         window_text = window.render(intent) if window else ""
         timings: dict[str, float] = {}
         placement: SpliceReport | None = None
@@ -268,7 +275,7 @@ class ArgumentGenerator:
             )
             decoder.stats.started = started
             timings["prefill"] = (time.perf_counter() - started) * 1000
-            raw = decoder.object(schema, schema, 0)
+            raw = decoder.object(decoded_schema, decoded_schema, 0)
             timings["decode"] = (time.perf_counter() - started) * 1000 - timings["prefill"]
             if decoder.stats.first_token_ms is not None:
                 timings["first_token"] = decoder.stats.first_token_ms
@@ -278,7 +285,7 @@ class ArgumentGenerator:
         sources = intent + "\n" + (earlier.sources() if earlier else "")
         arguments, dropped = ground(raw, schema, sources)
         arguments = place_stated(arguments, schema, intent, name, earlier)
-        required = [k for k in schema.get("required") or [] if k not in arguments]
+        required = [k for k in required_here if k not in arguments]
         return Generation(
             arguments,
             raw,

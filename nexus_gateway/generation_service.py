@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import anyio
@@ -166,7 +166,10 @@ class GenerationService:
         )
         return entries[choice.index], choice.ms
 
-    async def generate(self, entry: ToolEntry, intent: str, window: SessionWindow) -> Generation:
+    async def generate(
+        self, entry: ToolEntry, intent: str, window: SessionWindow, given: Collection[str] = ()
+    ) -> Generation:
+        """``given``: keys the gateway fills in when the call leaves them out (``nexus.defaults``)."""
         generator = self.generator
         assert generator is not None
         mode = self.schema_mode
@@ -174,11 +177,11 @@ class GenerationService:
         def run() -> Generation:
             args = (entry.name, entry.input_schema, entry.description, intent, window)
             if mode == "full":
-                return generator.generate(*args, full_schema=True, block_key=entry.key)
-            generation = generator.generate(*args, block_key=entry.key)
+                return generator.generate(*args, full_schema=True, block_key=entry.key, given=given)
+            generation = generator.generate(*args, block_key=entry.key, given=given)
             if mode == "auto" and generation.missing:
                 # the signature left required arguments unresolved: let the model read the whole schema
-                full = generator.generate(*args, full_schema=True, block_key=entry.key)
+                full = generator.generate(*args, full_schema=True, block_key=entry.key, given=given)
                 full.fallback_from = generation.missing
                 if len(full.missing) < len(generation.missing):
                     return full

@@ -80,9 +80,9 @@ async def call_intent(
     defaults = gateway.defaults(entry)
     missing: list[str] = []
     if arguments is None and gateway.generation.ready:
-        generation = await gateway.generation.generate(entry, intent, window)
+        generation = await gateway.generation.generate(entry, intent, window, given=defaults.keys())
         trace["generation"] = generation.trace()
-        missing = [key for key in generation.missing if key not in defaults]
+        missing = generation.missing
         if not missing:
             arguments = generation.arguments
     if arguments is None:

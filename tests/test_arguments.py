@@ -1081,6 +1081,17 @@ def test_the_same_request_gets_the_same_choice_cold_or_warm() -> None:
         engine.close()
 
 
+def test_a_key_the_gateway_fills_in_is_neither_forced_nor_missing(generator: ArgumentGenerator) -> None:
+    """``given`` (a ``nexus.defaults`` key): the tool's text is unchanged, but the decoder no longer makes the
+    model write the required key first, and it is not reported missing."""
+    tool = next(t for t in REGISTRY if t["name"] == "git_log")
+    args = ("git_log", tool["inputSchema"], tool["description"], "show the last 3 commits")
+    forced = generator.generate(*args)
+    assert "repo_path" in forced.missing  # written because required, then dropped: nobody said it
+    relaxed = generator.generate(*args, given={"repo_path"})
+    assert relaxed.missing == [] and relaxed.arguments.get("max_count") == 3, relaxed.trace()
+
+
 def test_output_is_always_schema_valid_on_random_registry_schemas(generator: ArgumentGenerator) -> None:
     rng = random.Random(7)
     tools = rng.sample([t for t in REGISTRY if (t["inputSchema"] or {}).get("properties")], 6)
@@ -1162,7 +1173,7 @@ async def test_a_configured_default_answers_what_the_request_leaves_out(tmp_path
     assert not result.is_error and "On branch" in result_text(result), result_text(result)
     trace = (result.meta or {})["io.nexus-gateway/trace"]
     assert trace["tool"] == "git__git_status" and trace["arguments"] == {"repo_path": repo}
-    assert "repo_path" in trace["generation"]["missing"]  # the model was not made to invent it
+    assert trace["generation"]["missing"] == []  # a defaulted key is not asked for, nor forced on the model
 
 
 def test_a_corrupted_model_file_is_refused_before_llama_cpp_opens_it(tmp_path: Path) -> None:
