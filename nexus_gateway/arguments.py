@@ -18,6 +18,7 @@ grammar cannot do:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Collection
@@ -102,9 +103,12 @@ def ir_text(ir: str) -> str:
     return f"Tool: {ir}\n"
 
 
-def ir_block_key(key: str) -> str:
-    """The block key of a tool's IR form (``key`` names its full-schema form)."""
-    return f"{key}.ir"
+def ir_block_key(key: str, text: str) -> str:
+    """The block key of a tool's IR form (``key`` names its full-schema form), with a digest of the IR
+    text itself: the schema key does not change when a new version renders the IR differently, and a
+    block found under it would then hold the old text, which a splice refuses ("the block holds other
+    text"), so every call would prefill and the block would never be compiled again."""
+    return f"{key}.ir-{hashlib.blake2b(text.encode(), digest_size=5).hexdigest()}"
 
 
 def tool_blocks(
@@ -113,7 +117,8 @@ def tool_blocks(
     """The ``(block key, text)`` of each form of a tool that calls splice: its IR, and with
     ``full_schema`` (the gateway's full and auto modes) its full schema too."""
     schema = schema or {"type": "object", "properties": {}}
-    blocks = [(ir_block_key(key), ir_text(compressed_ir(name, schema, description)))]
+    ir = ir_text(compressed_ir(name, schema, description))
+    blocks = [(ir_block_key(key, ir), ir)]
     return [*blocks, (key, schema_text(name, schema, description))] if full_schema else blocks
 
 
@@ -245,8 +250,9 @@ class ArgumentGenerator:
         if full_schema:
             tool_tokens = self.engine.tokenize(schema_text(name, schema, description))
         else:
-            tool_tokens = self.engine.tokenize(ir_text(compressed_ir(name, schema, description, focus)))
-            block_key = ir_block_key(block_key) if block_key is not None and focus is None else None
+            ir = ir_text(compressed_ir(name, schema, description, focus))
+            tool_tokens = self.engine.tokenize(ir)
+            block_key = ir_block_key(block_key, ir) if block_key is not None and focus is None else None
         suffix = self.engine.tokenize(request_text(intent, window_text))
         with self.engine.lock:
             started = time.perf_counter()

@@ -20,7 +20,7 @@ import pytest
 from conftest import TESTS, node_server, result_text, stdio_gateway, write_config
 
 from nexus_gateway import block_arena, kv_state, rope
-from nexus_gateway.arguments import ArgumentGenerator, request_text, schema_text, tool_blocks
+from nexus_gateway.arguments import ArgumentGenerator, ir_block_key, request_text, schema_text, tool_blocks
 from nexus_gateway.atb import BlockCorrupt, BlockMismatch, anchor_of, check_compatible, read_block, write_block
 from nexus_gateway.block_store import SchemaBlocks
 from nexus_gateway.cache import RegistryCache, schema_key
@@ -314,6 +314,19 @@ def test_the_ir_spliced_from_its_block_gives_the_same_call_and_computes_only_the
         assert got.raw == expected.raw, name
         assert got.prompt_tokens == expected.prompt_tokens
         assert got.computed_tokens == len(engine.tokenize(request_text(intent, ""))) < expected.computed_tokens
+
+
+def test_a_new_rendering_of_the_ir_gets_its_own_block_key() -> None:
+    """The schema key does not change when the IR is written differently (a new gateway version); were
+    the block key the schema key alone, the old block would be found, refused as other text, and never
+    compiled again: every call would prefill."""
+    tool = TOOLS[INTENTS[0][0]]
+    key = schema_key(tool)
+    [(block_key, text)] = tool_blocks(
+        key, tool["name"], tool["inputSchema"], tool.get("description"), full_schema=False
+    )
+    assert block_key == ir_block_key(key, text) and block_key.startswith(key)
+    assert ir_block_key(key, text.replace("Tool:", "Tool :")) != block_key
 
 
 def test_four_threads_calling_concurrently_match_the_serial_results(
