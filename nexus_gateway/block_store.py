@@ -6,9 +6,10 @@ the block depends on (model fingerprint, prefix anchor, V layout)::
     tools/<schema key>.<model>-<anchor>-<r|t>.atb
 
 so an unchanged schema is never compiled twice, another model or prompt gets its own files, and a
-corrupted file (checksum) is deleted and compiled again. Loaded blocks live in the block arena
-(``block_arena.py``: page-aligned, LRU, safe across threads); a block evicted from it is read from its
-file again.
+corrupted file (checksum) is deleted and compiled again. The system prefix itself has a block too
+(``system-prefix.<tag>.atb``, compiled at position 0), so a restart does not prefill it. Loaded blocks
+live in the block arena (``block_arena.py``: page-aligned, LRU, safe across threads); a block evicted
+from it is read from its file again.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import kv_state
 from .atb import Block, BlockCorrupt, BlockError, BlockHeader, anchor_of, read_block, write_block
 from .block_arena import BlockArena, key_of
 from .cache import RegistryCache
-from .engine import Cursor, LlamaEngine
+from .engine import Cursor, EngineError, LlamaEngine
 from .kv_splice import RepairPolicy, Splicer, SpliceReport, compile_block
 
 logger = logging.getLogger(__name__)
@@ -89,12 +91,15 @@ class SchemaBlocks:
 
     def compile(self, key: str, tokens: list[int]) -> Block:
         block = compile_block(self.engine, self.prefix, tokens)
+        self._save(key, block)
+        return block
+
+    def _save(self, key: str, block: Block) -> None:
         try:
             write_block(self.path(key), block)
         except OSError as exc:  # a read-only or full disk must never break serving
             logger.warning("block cache: cannot write %s: %s", self.path(key), exc)
         self._remember(key, block)
-        return block
 
     def has(self, key: str) -> bool:
         """Whether ``key`` has a block (loaded, or on disk), without reading it: callers ask before they
@@ -111,6 +116,31 @@ class SchemaBlocks:
             if progress:
                 progress(done, len(todo))
         return len(todo)
+
+    def warm_prefix(self) -> SpliceReport:
+        """Make the system prefix warm in the engine's arena from its own compiled block.
+
+        The prefix is the longest text every turn shares (hundreds of tokens: seconds of prefill on two
+        cores, the most of a one-shot ``ask``). Compiled at position 0 after nothing, its block is exact
+        where it is spliced, at position 0, so the cells are the ones a prefill would compute, bit for
+        bit. The first start prefills it and keeps the block; later starts load it."""
+        key, nothing = "system-prefix", anchor_of([])  # the tag names the prefix
+        block = self.get(key)
+        with self.engine.lock:
+            cursor = self.engine.cursor([], logits=False)  # an empty work sequence at position 0
+            report = self.splicer.place(cursor, block, self.prefix, nothing)
+            self.engine.arena.remember(self.prefix, cursor.seq)
+            if block is None:
+                self._save(key, self._block_of(cursor.seq, self.prefix))
+        return report
+
+    def _block_of(self, seq: int, tokens: list[int]) -> Block:
+        """The K/V rows of ``seq``, which holds exactly ``tokens`` from position 0, as a block."""
+        state = kv_state.parse(self.engine.state_get(seq))
+        if state is None or not np.array_equal(state.positions, np.arange(len(tokens))):
+            raise EngineError("the work sequence does not hold the prefix where it was fed")
+        header = BlockHeader(self.engine.geometry(), anchor_of([]), 0, len(tokens))
+        return Block(header, np.asarray(tokens, dtype=np.int32), state.k.copy(), np.ascontiguousarray(state.v))
 
     def place(self, cursor: Cursor, key: str, tokens: list[int], then: list[int] | None = None) -> SpliceReport:
         """Put the schema text (and ``then``) at the cursor: spliced when a compatible block exists and is

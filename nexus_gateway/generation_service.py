@@ -80,13 +80,18 @@ class GenerationService:
                 verify(path, known)
             engine = LlamaEngine(EngineSettings(str(path), n_threads=self.threads))
             generator = ArgumentGenerator(engine, focused=self.schema_mode == "ir-focused")
-            generator.warm()
-            if self.schema_mode != "ir-focused" and self.cache is not None:  # the focused IR differs per request
+            blocks = None
+            if self.cache is not None:
                 reason = engine.geometry().why_not_spliceable()
-                if reason:  # generation still works, computing the tool's form every turn
+                if reason:  # generation still works, computing the prefix and the tool's form
                     logger.info("compiled blocks off (the tool's form is prefilled): %s", reason)
                 else:
-                    generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, self.cache)
+                    blocks = SchemaBlocks(engine, generator.prefix_tokens, self.cache)
+                    report = blocks.warm_prefix()
+                    logger.info("system prefix: %s (%d tokens, %.0f ms)", report.path, len(blocks.prefix), report.ms)
+            generator.warm()  # what the prefix block does not hold (the chooser's prompt)
+            if self.schema_mode != "ir-focused":  # the focused IR differs per request: no blocks
+                generator.blocks = blocks
         except (NexusError, EngineError, OSError) as exc:
             self.error = str(exc)
             logger.warning("argument generation off: %s", exc)

@@ -246,6 +246,34 @@ def test_block_store_compiles_once_and_recompiles_a_corrupt_file(engine: LlamaEn
     assert again.compile_missing(items) == 1
 
 
+def test_the_system_prefix_starts_warm_from_its_own_block_bit_for_bit(tmp_path: Path) -> None:
+    """The first start prefills the generator's prefix and keeps it as a block compiled at position 0;
+    the next start splices it there instead of prefilling (seconds on two cores): the arena then holds
+    the same cells, bit for bit, and a call after it comes out the same."""
+    first, second = open_engine(), open_engine()
+    try:
+        generators = [ArgumentGenerator(first), ArgumentGenerator(second)]
+        prefix = generators[0].prefix_tokens
+        compiled = SchemaBlocks(first, prefix, RegistryCache(tmp_path)).warm_prefix()
+        loaded = SchemaBlocks(second, prefix, RegistryCache(tmp_path)).warm_prefix()
+        assert (compiled.path, loaded.path) == ("prefill", "splice"), (compiled, loaded)
+        assert list((tmp_path / "tools").glob("system-prefix.*.atb"))
+        warm = []
+        for engine in (first, second):
+            slot, length = engine.arena.longest_prefix(prefix)
+            assert length == len(prefix)
+            warm.append(cells(engine, engine.arena.seq(slot)))
+        assert np.array_equal(warm[0].positions, warm[1].positions)
+        assert np.array_equal(warm[0].k, warm[1].k) and np.array_equal(warm[0].v, warm[1].v)
+        schema, description = TOOLS["get-sum"]["inputSchema"], TOOLS["get-sum"].get("description")
+        calls = [g.generate("get-sum", schema, description, "add 17 and 25") for g in generators]
+        assert calls[0].raw == calls[1].raw == {"a": 17, "b": 25}
+        assert calls[0].computed_tokens == calls[1].computed_tokens
+    finally:
+        first.close()
+        second.close()
+
+
 INTENTS = [
     ("read_text_file", "show me the first 5 lines of notes/todo.txt"),
     ("write_file", "write 'hello world' to greetings/hello.txt"),
@@ -377,6 +405,7 @@ async def test_the_gateway_splices_compiled_blocks(tmp_path: Path, schema: str) 
                         assert schema["dpos"] == 0 and schema["repaired_tokens"] == 0
                 await anyio.sleep(1)
     assert list((tmp_path / "cache" / "tools").glob("*.atb"))
+    assert list((tmp_path / "cache" / "tools").glob("system-prefix.*.atb"))  # the next start splices it
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native", "numpy"])
