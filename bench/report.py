@@ -259,6 +259,12 @@ the scan now starts its threads in C, from about 4k tools up (1k tools take 21 �
 than session 17's (250 tools in 2.48 µs there): session 17's one-thread build, timed in fresh processes
 here, took 3.2–6.2 µs for 250 tools and 9–18 µs for 1k, and interleaved with this build in one process
 the two were equal (5.3–5.8 µs and 9.3–15.5 µs), so the 250-tool row moves with the machine, not the code.
+Session 19 found what the code did cost: the VNNI scan fed one row's six 64-byte steps through one chain
+of `dpbusd`, each step waiting for the last one's result. It now interleaves four rows (four independent
+chains), reduces their four sums together, and keeps a usual k's heaps on the stack. Session 18's build
+and this one loaded in one process, three rounds each (median µs): 250 tools 6.5–6.9 → 4.5–4.8, 1k
+19.3–21.0 → 12.5–13.3; 10k and 100k no slower. That machine's memory speed moved severalfold within
+minutes (100k took 1.4–16 ms from one round to the next), so the 100k row of any one run says little.
 """
 
 
