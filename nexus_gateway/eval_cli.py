@@ -80,6 +80,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server-weight", type=float, default=None, help="override the weight of the server's share of slot-takers"
     )
+    parser.add_argument(
+        "--platform-weight", type=float, default=None, help="override the penalty for a tool of another platform"
+    )
     parser.add_argument("--rerank-weight", type=float, default=None, help="override the cross-encoder weight")
     parser.add_argument("--rerank-k", type=int, default=None, help="override how many candidates are re-ranked")
     parser.add_argument("--tau", type=float, default=None, help="override the gate's margin threshold")
@@ -122,6 +125,7 @@ def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str,
             "name_weight",
             "unfilled_weight",
             "server_weight",
+            "platform_weight",
             "rerank_weight",
             "rerank_k",
             "tau",

@@ -10,7 +10,8 @@ Pipeline (each stage timed in the trace):
    says (``lexical.NameCoverage``); and a penalty for a tool that requires a number, path or URL the
    request does not give, where few tools of its server require it (``distinguishing_requirements``);
    and the share of the tool's server whose tools take the slots the request names
-   (``server_affordances``).
+   (``server_affordances``); and a fixed penalty for a tool whose server works on another platform
+   than the one the request names ("… on Bitbucket", ``platforms.py``).
 3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
    candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
    with the fused score.
@@ -35,6 +36,7 @@ from .affordance import SLOT_KINDS, filled_slots, query_slots, tool_affordances,
 from .embedder import CrossEncoder, Embedder
 from .lexical import BM25Index, NameCoverage, split_identifier
 from .mood import request_mood, tool_mood
+from .platforms import PlatformIndex
 from .slb import SemanticLookasideBuffer
 
 DEFAULT_LEXICAL_WEIGHT = 0.3
@@ -43,6 +45,10 @@ DEFAULT_MOOD_WEIGHT = 0.2
 DEFAULT_NAME_WEIGHT = 0.15
 DEFAULT_UNFILLED_WEIGHT = 0.2
 DEFAULT_SERVER_WEIGHT = 0.1
+# Not fitted: calibration scores answerable requests, which name their own platform or none, so it
+# cannot see what the penalty is for (requests for a platform no upstream serves). It only has to
+# outweigh what shared words can give a look-alike tool: the fused score's other terms add at most ~1.
+DEFAULT_PLATFORM_WEIGHT = 0.5
 DEFAULT_TAU = 0.05
 DEFAULT_FLOOR = 0.6  # uncalibrated: abstain only on clearly unrelated requests (calibrated: 0.61-0.89)
 DEFAULT_RERANK_K = 4
@@ -72,6 +78,7 @@ class Calibration:
     name_weight: float = DEFAULT_NAME_WEIGHT
     unfilled_weight: float = DEFAULT_UNFILLED_WEIGHT
     server_weight: float = DEFAULT_SERVER_WEIGHT
+    platform_weight: float = DEFAULT_PLATFORM_WEIGHT
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     rerank_k: int = DEFAULT_RERANK_K
 
@@ -227,6 +234,7 @@ class Router:
         }
         self.requires = distinguishing_requirements(ordered)
         self.server_affords = server_affordances(ordered, self.affords)
+        self.platforms = PlatformIndex([d.server for d in ordered], [f"{d.name} {d.description}" for d in ordered])
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
 
     def apply(self, added: Sequence[RouteDoc], vectors: np.ndarray, removed: Sequence[str]) -> None:
@@ -278,6 +286,9 @@ class Router:
             if missing:
                 unfilled = np.logical_or.reduce(missing).astype(np.float32)
                 fused = fused - np.float32(calibration.unfilled_weight) * unfilled
+        elsewhere = self.platforms.mismatch(intent) if calibration.platform_weight else None
+        if elsewhere is not None:
+            fused = fused - np.float32(calibration.platform_weight) * elsewhere
         wanted = request_mood(intent) if calibration.mood_weight else None
         if wanted is not None:
             mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)

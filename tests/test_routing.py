@@ -15,6 +15,7 @@ from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, 
 from nexus_gateway.embedder import CrossEncoder, Embedder
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
+from nexus_gateway.platforms import named_platforms, server_platforms
 from nexus_gateway.routing import (
     Calibration,
     RouteDoc,
@@ -357,3 +358,57 @@ def test_the_router_prefers_a_tool_of_the_requests_mood(embedder: Embedder) -> N
     asking, changing = "what labels does octo-org/app have?", "rename the label bug to defect in octo-org/app"
     assert chosen(asking, 0.0) == chosen(changing, 0.0)  # a tie without the signal
     assert (chosen(asking, 0.2), chosen(changing, 0.2)) == ("gh__get_label", "gh__label_write")
+
+
+def test_platforms_named_by_requests_and_worked_on_by_servers() -> None:
+    assert named_platforms("List the open merge requests in our GitLab project acme/infra.") == {"gitlab"}
+    assert named_platforms("close https://github.com/octo-org/app/issues/3") == {"github"}
+    assert named_platforms("What's in our current Linear cycle?") == {"linear"}
+    assert named_platforms("post the release notes to Slack and Jira") == {"slack", "jira"}
+    # English words, owner/repo slugs and hyphenated names are not platforms
+    assert not named_platforms("Linear regression on age and income, then a linear fit")
+    assert not named_platforms("mirror acme/gitlab-importer; which teams am I on? cut me some slack")
+    github = ["list_issues List issues in a GitHub repository.", "get_me Get my user.", "get_teams Get teams."]
+    assert server_platforms("github", github[1:]) == {"github"}  # the name says it
+    assert server_platforms("gh", github) == {"github"}  # a third of its tools say it
+    assert server_platforms("gh", github[1:] * 2 + github[:1]) == set()  # a fifth: said in passing
+    assert server_platforms("@acme/mcp-linear", ["list_cycles List cycles."]) == {"linear"}
+    assert server_platforms("filesystem", ["read_file Read a file from disk."]) == set()
+
+
+def test_a_tool_of_another_platform_than_the_request_names_ranks_lower_and_abstains(embedder: Embedder) -> None:
+    """ "Open a pull request on Bitbucket" shares every word with GitHub's create_pull_request; the
+    request says where the work happens, and the GitHub server works elsewhere."""
+    schema = {"properties": {"owner": {"type": "string"}, "repo": {"type": "string"}}}
+    docs = [
+        RouteDoc.of_tool(
+            "gh__create_pull_request",
+            "create_pull_request",
+            "Create a pull request in a GitHub repository.",
+            ["create", "pull", "request", "github", "repository"],
+            schema,
+            None,
+            "github",
+        ),
+        RouteDoc.of_tool(
+            "fs__read_file", "read_file", "Read a file.", ["read", "file"], {"properties": {}}, None, "filesystem"
+        ),
+    ]
+    vectors = np.stack([embedder.embed_document(tool_document(d.name, d.description)) for d in docs])
+
+    def route(request: str, weight: float, floor: float = -9.0) -> tuple[dict[str, float], bool]:
+        router = Router(embedder, docs, vectors, Calibration(floor=floor, platform_weight=weight))
+        result = router.route(request)
+        return {c.id: c.score for c in result.candidates}, result.abstained
+
+    bitbucket = "Open a pull request on Bitbucket for acme/website from develop into master."
+    plain, _ = route(bitbucket, 0.0)
+    lowered, _ = route(bitbucket, 0.5)
+    assert lowered["gh__create_pull_request"] == pytest.approx(plain["gh__create_pull_request"] - 0.5, abs=1e-5)
+    assert lowered["fs__read_file"] == pytest.approx(plain["fs__read_file"], abs=1e-6)  # works on no platform
+    floor = plain["gh__create_pull_request"] - 0.25  # a floor the GitHub tool clears on its own words
+    assert plain["fs__read_file"] < floor
+    assert not route(bitbucket, 0.0, floor)[1] and route(bitbucket, 0.5, floor)[1]  # so the request abstains
+    for request in ("Open a pull request on GitHub for acme/website", "Open a pull request for acme/website"):
+        same, _ = route(request, 0.5)
+        assert same == route(request, 0.0)[0]  # its own platform, or none named: no penalty
