@@ -58,6 +58,23 @@ ABBREVIATIONS = {
 }
 
 
+# Plain words for operations and things that tool descriptions name otherwise (generic software
+# vocabulary only). Used for a query word the registry never says, as the abbreviations are.
+SYNONYMS = {
+    "folder": "directory",
+    "forget": "delete",
+    "erase": "delete",
+    "remove": "delete",
+    "rename": "move",
+    "fetch": "get",
+    "retrieve": "get",
+    "modify": "update",
+    "make": "create",
+    "sum": "add",
+    "plus": "add",
+}
+
+
 def split_identifier(text: str) -> str:
     """``list_pullRequests`` → ``list pull Requests``."""
     return _CAMEL.sub(" ", re.sub(r"[_\-./:]+", " ", text))
@@ -205,13 +222,20 @@ class BM25Index:
         return min(candidates, key=lambda term: (-len(self.postings[term][0]), term))
 
     def query_terms(self, query: str) -> list[str]:
-        """The query's distinct terms, each unknown one replaced by its one-edit correction when there is
-        one, except the parts of names typed as identifiers (``octo-org/app``)."""
+        """The query's distinct terms; each one the registry never says replaced by its plain synonym when
+        the registry says that (``SYNONYMS``: "folder" → directory), else by its one-edit correction when
+        there is one, except the parts of names typed as identifiers (``octo-org/app``)."""
         names = {token for match in _IDENTIFIER.finditer(query) for token in tokenize(match.group(0))}
         terms = []
         for token in dict.fromkeys(tokenize(query, QUERY_STOPWORDS)):
             known = token in self.postings or token in names
-            terms.append(token if known else self.correct(token) or token)
+            synonym = None if known else stem(SYNONYMS.get(token, token))
+            if known:
+                terms.append(token)
+            elif synonym != token and synonym in self.postings:
+                terms.append(synonym)  # "create a folder" → directory, where the tools never say folder
+            else:
+                terms.append(self.correct(token) or token)
         return list(dict.fromkeys(terms))
 
     def scores(self, query: str) -> np.ndarray:

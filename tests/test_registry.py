@@ -156,6 +156,17 @@ def test_a_typo_is_one_edit_and_a_typed_name_is_not_a_typo() -> None:
     assert "onto" in index.query_terms("put the octo branch back")
 
 
+def test_a_word_the_registry_never_says_is_read_as_its_plain_synonym() -> None:
+    index = BM25Index([tokenize("create a new directory"), tokenize("delete relations from the graph")])
+    # "folder" and "forget" appear in no tool: the words the tools use for them stand in
+    assert index.query_terms("create a folder named build") == ["create", "directory", "named", "build"]
+    assert index.query_terms("forget the relation between Alice and Bob")[0] == "delete"
+    assert index.top("create a folder named build", 1)[0][0] == 0
+    # a registry that says "folder" keeps it, and a synonym the registry does not say is no help
+    assert BM25Index([tokenize("list a folder")]).query_terms("list the folder") == ["list", "folder"]
+    assert BM25Index([tokenize("list files")]).query_terms("forget it")[0] == "forget"
+
+
 def test_query_function_words_and_name_coverage() -> None:
     # "what" in one long description no longer takes the lexical signal from a request that says "whats".
     index = BM25Index([tokenize("list notifications: see what changed"), tokenize("get file contents of a folder")])

@@ -92,9 +92,9 @@ def test_router_picks_the_right_local_tool(embedder: Embedder) -> None:
         assert result.chosen is not None
         right += result.chosen.split("__", 1)[1] in query["acceptable_tools"]
         assert set(result.timings_ms) >= {"embed", "scan", "fuse"}
-    # 15/20 is where the router stands on these intents (dense alone: 17, see docs/routing.md); the bar
+    # 16/20 is where the router stands on these intents (dense alone: 17, see docs/routing.md); the bar
     # guards against regressions, the eval harness tracks the real figure.
-    assert right >= 15, f"only {right}/{len(queries)} local intents routed right"
+    assert right >= 16, f"only {right}/{len(queries)} local intents routed right"
 
 
 def test_gate_escalates_only_below_tau(embedder: Embedder) -> None:
