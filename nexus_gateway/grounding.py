@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any
 
 from .affordance import REPO_PATTERN, URL_PATTERN
-from .lexical import STOPWORDS, split_identifier, stem
+from .lexical import NUMBER_WORDS, STOPWORDS, split_identifier, stem
 from .mentions import (
     FREE_TEXT,
     affirmed,
@@ -53,16 +53,6 @@ _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10
 _URL_DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[a-z0-9]+")
 _LETTERS = re.compile(r"[a-z]+")
-# Cardinal numbers as words; not "one", which mostly points at a record ("the one where I was mentioned").
-_SMALL = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
-_TEENS = ("thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
-NUMBER_WORDS = {word: n for n, word in enumerate((*_SMALL, *_TEENS), 2)} | {
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "hundred": 100,
-    "dozen": 12,
-}
 PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?%")
 _MONTH_NAMES: tuple[str, ...] = ("january", "february", "march", "april", "may", "june", "july", "august", "september")
 _MONTH_NAMES += ("october", "november", "december")

@@ -75,6 +75,19 @@ SYNONYMS = {
 }
 
 
+# Cardinal numbers as words; not "one", which mostly points at a record ("the one where I was mentioned").
+# A number is never a typo ("five" is not "file") and states a number as digits do.
+_SMALL = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_TEENS = ("thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+NUMBER_WORDS = {word: n for n, word in enumerate((*_SMALL, *_TEENS), 2)} | {
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "hundred": 100,
+    "dozen": 12,
+}
+
+
 def split_identifier(text: str) -> str:
     """``list_pullRequests`` → ``list pull Requests``."""
     return _CAMEL.sub(" ", re.sub(r"[_\-./:]+", " ", text))
@@ -211,7 +224,7 @@ class BM25Index:
         candidates the most frequent term wins. Deletion neighbourhoods (SymSpell) keep this a few dict
         look-ups rather than a pass over the vocabulary. Short tokens are left alone: too ambiguous.
         """
-        if len(token) < 4 or not token.isalpha():
+        if len(token) < 4 or not token.isalpha() or token in NUMBER_WORDS:
             return None
         candidates: set[str] = set()
         for key in _deletions(token) | {token}:
