@@ -131,7 +131,10 @@ class SchemaBlocks:
             report = self.splicer.place(cursor, block, self.prefix, nothing)
             self.engine.arena.remember(self.prefix, cursor.seq)
             if block is None:
-                self._save(key, self._block_of(cursor.seq, self.prefix))
+                try:
+                    self._save(key, self._block_of(cursor.seq, self.prefix))
+                except (EngineError, ValueError) as exc:  # the prefix is warm all the same; the next start prefills
+                    logger.warning("block cache: cannot keep the system prefix: %s", exc)
         return report
 
     def _block_of(self, seq: int, tokens: list[int]) -> Block:

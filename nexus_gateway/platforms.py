@@ -84,8 +84,9 @@ def named_platforms(text: str, *, first_word_counts: bool = False) -> frozenset[
 
 def server_platforms(server: str, tool_texts: Sequence[str]) -> frozenset[str]:
     """The platforms a server works on: those its name says, and those a quarter of its tools say."""
-    by_name = {name for name, pattern in _ANY_CASE.items() if pattern.search(server.replace("-", " "))}
-    by_name |= {name for name in CAPITALISED if re.search(rf"(?<![a-z]){name}(?![a-z])", server.lower())}
+    words = re.sub(r"[-/_@.:]+", " ", server).lower()  # "@acme/mcp-gitlab" → " acme mcp gitlab"
+    by_name = {name for name, pattern in _ANY_CASE.items() if pattern.search(words)}
+    by_name |= {name for name in CAPITALISED if re.search(rf"\b{name}\b", words)}
     counts: dict[str, int] = {}
     for text in tool_texts:
         for name in named_platforms(text, first_word_counts=True):
@@ -113,7 +114,7 @@ class PlatformIndex:
 
     def mismatch(self, intent: str) -> np.ndarray | None:
         """1.0 for each row whose server works elsewhere than every platform ``intent`` names; None when
-        the intent names none (or no server works on a named platform's rivals)."""
+        the intent names none, or no server works on any platform."""
         named = named_platforms(intent)
         if not named or not self._has_platform.any():
             return None

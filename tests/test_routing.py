@@ -376,6 +376,7 @@ def test_platforms_named_by_requests_and_worked_on_by_servers() -> None:
     assert server_platforms("gh", github) == {"github"}  # a third of its tools say it
     assert server_platforms("gh", github[1:] * 2 + github[:1]) == set()  # a fifth: said in passing
     assert server_platforms("@acme/mcp-linear", ["list_cycles List cycles."]) == {"linear"}
+    assert server_platforms("@acme/gitlab", ["list_projects List projects."]) == {"gitlab"}
     assert server_platforms("filesystem", ["read_file Read a file from disk."]) == set()
 
 
