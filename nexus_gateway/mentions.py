@@ -190,9 +190,10 @@ _FLAG_MEANINGS = re.compile(r"([^,;.()]+?)\s*\((true|false)\)|\b(true|false),?\s
 
 def said_flags(schema: dict[str, Any], intent: str) -> dict[str, list[bool]]:
     """Top-level booleans whose description gives each value a meaning, and the one meaning the request
-    says: "mark it ready for review" → ``draft: false``. The flag's own name is not said there, so the
+    says: "mark it ready for review" → ``draft: false``; or, without such a description, the opposite of
+    the flag's one word ("public" → ``private: false``). The flag's own name is not said there, so the
     model writes ``draft: true`` or nothing."""
-    said = sayer(intent)
+    said, asserted = sayer(intent), sayer(affirmed(intent))
     flags: dict[str, list[bool]] = {}
     for key, raw in properties(schema):
         if raw.get("type") != "boolean":
@@ -205,7 +206,27 @@ def said_flags(schema: dict[str, Any], intent: str) -> dict[str, list[bool]]:
         chosen = [value for value, words in meanings.items() if words and all(said(w) for w in words)]
         if len(meanings) == 2 and len(chosen) == 1:
             flags[key] = chosen
+        elif not meanings and _says_the_opposite(key, asserted):
+            flags[key] = [False]
     return flags
+
+
+# Flags named for one side of a pair whose other side people say: "public pls" → ``private: false``.
+FLAG_OPPOSITES = {
+    "private": "public",
+    "public": "private",
+    "hidden": "visible",
+    "visible": "hidden",
+    "enabled": "disabled",
+    "disabled": "enabled",
+    "locked": "unlocked",
+}
+
+
+def _says_the_opposite(key: str, said: Callable[[str], bool]) -> bool:
+    """The flag's one word has an opposite that the request says, and the request does not say the word."""
+    words = [w for w in identifier_words(key) if w not in ("is", "set")]
+    return len(words) == 1 and words[0] in FLAG_OPPOSITES and said(FLAG_OPPOSITES[words[0]]) and not said(words[0])
 
 
 # The verbs of operation enums (``create_project``, ``update``) and the everyday words people use for them

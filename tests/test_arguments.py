@@ -595,6 +595,12 @@ def test_a_flag_is_set_by_the_meaning_its_description_gives() -> None:
     assert said_flags(draft, "mark PR 77 in a/b as ready for review") == {"draft": [False], "convert": [False]}
     assert said_flags(draft, "convert PR 5 to a draft") == {"convert": [True]}
     assert said_flags(draft, "update the title of PR 5") == {}
+    # no meanings given: the opposite of the flag's word says false
+    repository = {"properties": {"private": {"type": "boolean", "description": "Whether repo should be private"}}}
+    assert said_flags(repository, "new repo 'scratchpad', public pls") == {"private": [False]}
+    assert said_flags(repository, "a private repo, not public") == {}
+    assert said_flags(repository, "new repo 'scratchpad'") == {}
+    assert ground({"private": False}, repository, "new repo 'scratchpad', public pls")[0] == {"private": False}
     assert "draft" in named_keys(draft, "mark it ready for review")
     # the flag's name is not said, yet the value the description gives it is grounded
     assert ground({"draft": False}, draft, "mark it ready for review")[0] == {"draft": False}
