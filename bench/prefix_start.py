@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from prefix_replay import forget_all
 from stats import bootstrap_median_ci
 
 from nexus_gateway.arguments import ArgumentGenerator
@@ -29,11 +30,6 @@ from nexus_gateway.block_store import SchemaBlocks
 from nexus_gateway.cache import RegistryCache
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
-
-
-def forget_all(engine: LlamaEngine) -> None:
-    while engine.arena.evict_lru():
-        pass
 
 
 def main() -> int:

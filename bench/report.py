@@ -312,24 +312,25 @@ ARGS_RUNS = (
 # Which code each row of the table comes from: the rows are re-run one by one, as the rules change.
 ARGS_PROVENANCE = """The two 0.5B GitHub rows are from session 19's code, the 1.5B row from session 18's
 (`bench/run_args_eval.sh`'s GitHub commands; the BFCL rows were not re-run and are from session 17's
-code, whose changes since touch neither BFCL's grounding nor, beyond one decision, its routing).
-Session 19 taught the generator a flag's common opposite ("public pls" → `private: false`): with the
-labelled tool 91.2% → 91.5%, that request alone; the routed row is the same to the decimal as session
-18's (that request abstains there), first argument token 4.13× sooner than the oracle in this run
-(3.99× in session 18's). With the labelled tool nothing else has moved since session 15: 90.8% with
-the 1.5B model, 14 of 18 dialogue turns for the 1.5B model, to the decimal. The routed row moved with its routing: session 18's calibration of the 117
-GitHub tools (typo correction checked to one edit) chose lexical weight 0.2 instead of 0.3, which
-routes 2 of the 83 requests fewer to an acceptable tool and abstains on 3 (a request that abstains is a
-routing error here), and catches more irrelevant requests (see the routing section): routed 74.7% →
-72.3%, arguments right on routed-right requests 90.0% → 89.4%, end to end 71.0% → 66.4%; dialogue turns
-17 of 18 as before; the main-context saving 89.9% → 90.0% (27.5 against 274 tokens computed per turn).
-Earlier sessions, for the record: session 16 taught grounding the values the model normalises (time
-zones, times of day, number words, percentages, dates said another way): BFCL arguments right on
-routed-right requests 78.7% → 81.2% (0.5B) and 82.9% → 87.6% (1.5B); session 17 fixed numbers (signs,
-exponents, thousands, rates): 0.5B 81.2% → **84.7%** (end to end 58.8% → **61.3%**), 1.5B 87.6% →
-**89.1%** (63.1% → **64.2%**, leaks 3 → 1). End to end on GitHub stays far from 90% because routing
-does. `nexus.schema: ir-focused` (a shorter IR written for each request) is measured in
-`docs/arguments.md` and is not the default: 1.4 points fewer arguments right over both halves.
+code, whose changes since touch neither BFCL's grounding nor, beyond one decision, its routing). Session
+19 taught the generator a flag's common opposite ("public pls" → `private: false`): with the labelled
+tool 91.2% → 91.5%, that request alone; the routed row is the same to the decimal as session 18's (that
+request abstains there), first argument token 4.13× sooner than the oracle in this run (3.99× in session
+18's). With the labelled tool nothing else has moved since session 15: 90.8% with the 1.5B model, 14 of
+18 dialogue turns for the 1.5B model, to the decimal. In session 18 the routed row had moved with its
+routing: that session's calibration of the 117 GitHub tools (typo correction checked to one edit) chose
+lexical weight 0.2 instead of 0.3, which routes 2 of the 83 requests fewer to an acceptable tool and
+abstains on 3 (a request that abstains is a routing error here), and catches more irrelevant requests
+(see the routing section): routed 74.7% → 72.3%, arguments right on routed-right requests 90.0% → 89.4%,
+end to end 71.0% → 66.4%; dialogue turns 17 of 18 as before; the main-context saving 89.9% → 90.0% (27.5
+against 274 tokens computed per turn). Earlier sessions, for the record: session 16 taught grounding the
+values the model normalises (time zones, times of day, number words, percentages, dates said another
+way): BFCL arguments right on routed-right requests 78.7% → 81.2% (0.5B) and 82.9% → 87.6% (1.5B);
+session 17 fixed numbers (signs, exponents, thousands, rates): 0.5B 81.2% → **84.7%** (end to end 58.8%
+→ **61.3%**), 1.5B 87.6% → **89.1%** (63.1% → **64.2%**, leaks 3 → 1). End to end on GitHub stays far
+from 90% because routing does. `nexus.schema: ir-focused` (a shorter IR written for each request) is
+measured in `docs/arguments.md` and is not the default: 1.4 points fewer arguments right over both
+halves.
 """
 
 # The IR run the full-schema run was paired with (same session, same code); the IR rows above have moved
