@@ -17,14 +17,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .lexical import NUMBER_WORDS
-
 SLOT_KINDS = ("repo", "number", "url", "path")
 
 URL_PATTERN = re.compile(r"https?://\S+")
 REPO_PATTERN = re.compile(r"(?<![\w/.:-])[A-Za-z0-9][\w.-]*/[\w.-]*[A-Za-z0-9](?![\w/])")
 _NUMBER = re.compile(r"(?:#|\b)\d+\b")
-_WORD = re.compile(r"[a-z]+")
 _PATH = re.compile(r"(?:^|\s)[\w./-]*\w\.\w{1,5}\b")
 
 
@@ -36,8 +33,8 @@ def query_slots(text: str) -> frozenset[str]:
     rest = URL_PATTERN.sub(" ", text)
     if REPO_PATTERN.search(rest):
         found.add("repo")
-    if _NUMBER.search(rest) or any(word in NUMBER_WORDS for word in _WORD.findall(rest.lower())):
-        found.add("number")  # "the last five commits" states a number as "the last 5" does
+    if _NUMBER.search(rest):
+        found.add("number")
     if _PATH.search(rest):
         found.add("path")
     return frozenset(found)

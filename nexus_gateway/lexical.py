@@ -76,7 +76,7 @@ SYNONYMS = {
 
 
 # Cardinal numbers as words; not "one", which mostly points at a record ("the one where I was mentioned").
-# A number is never a typo ("five" is not "file") and states a number as digits do.
+# A number is never a typo ("five" is not "file").
 _SMALL = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _TEENS = ("thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
 NUMBER_WORDS = {word: n for n, word in enumerate((*_SMALL, *_TEENS), 2)} | {
