@@ -20,12 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import kv_state
 from .atb import Block, BlockCorrupt, BlockError, BlockHeader, anchor_of, read_block, write_block
 from .block_arena import BlockArena, key_of
 from .cache import RegistryCache
 from .engine import Cursor, EngineError, LlamaEngine
-from .kv_splice import RepairPolicy, Splicer, SpliceReport, compile_block
+from .kv_splice import RepairPolicy, Splicer, SpliceReport, block_of_sequence, compile_block
 
 logger = logging.getLogger(__name__)
 
@@ -132,18 +131,10 @@ class SchemaBlocks:
             self.engine.arena.remember(self.prefix, cursor.seq)
             if block is None:
                 try:
-                    self._save(key, self._block_of(cursor.seq, self.prefix))
+                    self._save(key, block_of_sequence(self.engine, cursor.seq, [], self.prefix))
                 except (EngineError, ValueError) as exc:  # the prefix is warm all the same; the next start prefills
                     logger.warning("block cache: cannot keep the system prefix: %s", exc)
         return report
-
-    def _block_of(self, seq: int, tokens: list[int]) -> Block:
-        """The K/V rows of ``seq``, which holds exactly ``tokens`` from position 0, as a block."""
-        state = kv_state.parse(self.engine.state_get(seq))
-        if state is None or not np.array_equal(state.positions, np.arange(len(tokens))):
-            raise EngineError("the work sequence does not hold the prefix where it was fed")
-        header = BlockHeader(self.engine.geometry(), anchor_of([]), 0, len(tokens))
-        return Block(header, np.asarray(tokens, dtype=np.int32), state.k.copy(), np.ascontiguousarray(state.v))
 
     def place(self, cursor: Cursor, key: str, tokens: list[int], then: list[int] | None = None) -> SpliceReport:
         """Put the schema text (and ``then``) at the cursor: spliced when a compatible block exists and is

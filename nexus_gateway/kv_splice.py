@@ -123,18 +123,25 @@ class SpliceReport:
 def compile_block(engine: LlamaEngine, prefix: list[int], tokens: list[int]) -> Block:
     """Prefill ``tokens`` after the warm ``prefix`` (their own batch, as a live prompt feeds them) and keep
     their K/V rows: a block anchored at ``m0 = len(prefix)``."""
-    geometry = engine.geometry()
-    reason = geometry.why_not_spliceable()
+    reason = engine.geometry().why_not_spliceable()
     if reason:
         raise EngineError(f"cannot compile blocks for this model: {reason}")
     with engine.lock:
         cursor = engine.cursor(prefix, logits=False)
         cursor.feed(tokens)
-        state = kv_state.parse(engine.state_get(cursor.seq))
-        engine.drop(cursor.seq)
-    assert state is not None
+        try:
+            return block_of_sequence(engine, cursor.seq, prefix, tokens)
+        finally:
+            engine.drop(cursor.seq)
+
+
+def block_of_sequence(engine: LlamaEngine, seq: int, prefix: list[int], tokens: list[int]) -> Block:
+    """The K/V rows of ``tokens`` in ``seq``, which holds ``prefix`` and then ``tokens``, as a block
+    anchored at ``m0 = len(prefix)``."""
+    geometry = engine.geometry()
+    state = kv_state.parse(engine.state_get(seq))
     m0 = len(prefix)
-    if not np.array_equal(state.positions[m0:], np.arange(m0, m0 + len(tokens))):
+    if state is None or not np.array_equal(state.positions[m0:], np.arange(m0, m0 + len(tokens))):
         raise EngineError("the work sequence does not hold the block where it was fed")
     if state.v.shape[1 if state.v_trans else 2] != geometry.n_embd_k:
         raise EngineError("V rows differ in width from K rows; blocks need n_embd_v == n_embd_k")
