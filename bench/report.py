@@ -234,9 +234,12 @@ timed in the same run.
 |---|---|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
-Route end to end on one thread (query embedding + scan + fusion + gate) over the GitHub + pool registries,
-the gate never escalating (`no gate`) and always escalating to the cross-encoder (`gate always`, 2 or
-4 candidates re-ranked, pairs cut to 64 tokens):
+Route end to end (query embedding + scan + fusion + gate, each model on one thread) over the GitHub + pool
+registries, the gate never escalating (`no gate`) and always escalating to the cross-encoder (`gate
+always`, 2 or 4 candidates re-ranked, pairs cut to 64 tokens). Since session 20 the re-ranked pairs run
+side by side on two threads, each still a batch of one, so every logit is the same bit for bit
+(`test_cross_encoder_pairs_score_the_same_side_by_side_as_one_by_one`); the `serial` rows are the pairs one
+after another, as before, in the same run:
 
 {route_text}
 

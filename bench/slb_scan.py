@@ -111,19 +111,22 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
     tools = load_registries([SHARED / "registries" / "github-mcp.json", SHARED / "registries" / "mcp-pool.json"])
     queries = [q["query"] for q in load_queries(SHARED / "queries" / "github-dev.jsonl")]
     embedder = Embedder()
-    cross = CrossEncoder()
+    cross = CrossEncoder()  # the gateway's: pairs side by side on two threads
+    serial = CrossEncoder(workers=1)  # the baseline: one pair after another
     vectors = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag))
     # the routing views exactly as the eval builds them
     all_docs = RoutingEvaluation(tools, embedder, vectors, Calibration(), cross).docs
     rows = []
     for n in (250, len(tools)):
         docs = all_docs[:n]
-        for label, calibration in (
-            ("no gate", Calibration(tau=-1.0, floor=0.0)),
-            ("gate always, 2 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=2)),
-            ("gate always, 4 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=4)),
+        for label, calibration, reranker in (
+            ("no gate", Calibration(tau=-1.0, floor=0.0), cross),
+            ("gate always, 2 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=2), cross),
+            ("gate always, 2 pairs, serial", Calibration(tau=9.0, floor=0.0, rerank_k=2), serial),
+            ("gate always, 4 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=4), cross),
+            ("gate always, 4 pairs, serial", Calibration(tau=9.0, floor=0.0, rerank_k=4), serial),
         ):
-            router = Router(embedder, docs, vectors[:n], calibration, cross)
+            router = Router(embedder, docs, vectors[:n], calibration, reranker)
             totals = []
             stages: dict[str, list[float]] = {}
             for query in queries[: max(20, repeats // 20)]:
@@ -164,7 +167,7 @@ def main() -> None:
         print(routes)
     else:
         for r in routes:
-            print(f"route N={r['n']:>5} {r['path']:>12}: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms")
+            print(f"route N={r['n']:>5} {r['path']:>28}: p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     document = {"cpu": cpu_name(), "scan": scans, "route": routes}
     Path(args.json).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))

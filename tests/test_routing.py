@@ -53,6 +53,19 @@ def test_cross_encoder_prefers_the_relevant_document() -> None:
     assert scores[0] > scores[1]
 
 
+def test_cross_encoder_pairs_score_the_same_side_by_side_as_one_by_one() -> None:
+    documents = [
+        "get current time: Get current time in a timezone",
+        "git log: Shows commits",
+        "convert time: Convert a time between timezones",
+        "read file: Read a file's contents",
+    ]
+    parallel = CrossEncoder(workers=2).score("what time is it in Tokyo", documents)
+    serial = CrossEncoder(workers=1).score("what time is it in Tokyo", documents)
+    assert parallel.tolist() == serial.tolist()  # bit for bit, in the documents' order
+    assert int(np.argmax(parallel)) == 0
+
+
 def test_a_corrupted_model_file_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "model.onnx"
     bad.write_bytes(b"x" * 10)
