@@ -5,7 +5,7 @@
     nexus-gateway tools  --config FILE [--json]
     nexus-gateway search --config FILE "query" [--limit N]
     nexus-gateway call   --config FILE TOOL_ID --args JSON
-    nexus-gateway ask    --config FILE "what to do, in one sentence" [--args JSON]
+    nexus-gateway ask    --config FILE "what to do, in one sentence" [--args JSON] [--yes]
     nexus-gateway models pull [NAME] | models list
 
 Every command reads the config with ``--config`` or ``--from-claude-desktop``. User errors print one
@@ -44,7 +44,7 @@ class ExitStatus(enum.IntEnum):
     ERROR = 1
     USAGE = 2
     UPSTREAM_FAILED = 3
-    NOT_CALLED = 4  # `ask`: no tool fits, or a required value is missing; the report on stdout says which
+    NOT_CALLED = 4  # `ask`: no tool fits, a required value is missing, or the choice needs confirming
     CTRL_C = 130
 
 
@@ -192,6 +192,8 @@ async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
 async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
     """``call(intent)`` from the terminal: the result on stdout, what the gateway decided on stderr."""
     arguments = json_object_option(args.args, "--args") if args.args else None
+    if args.yes:  # the person at the terminal has confirmed in advance
+        config = replace(config, settings=replace(config.settings, confirm="never"))
     gateway = Gateway(config)
     async with gateway.running():
         if arguments is None:
@@ -289,6 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask = command("ask", cmd_ask, "Say what to do in one sentence: route, fill in the arguments, call.")
     ask.add_argument("intent", metavar="INTENT")
     ask.add_argument("--args", default=None, metavar="JSON", help="arguments for the chosen tool, if known")
+    ask.add_argument(
+        "--yes",
+        action="store_true",
+        help="run the chosen tool even when it may delete data or was a close call (nexus.confirm)",
+    )
     eval_cli.register(commands)
     splice_bench.register(commands)
     models = commands.add_parser("models", help="Local LLM weights: pull (assemble + verify) and list.")

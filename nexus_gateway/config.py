@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import orjson
 
+from .confirmation import CONFIRM_MODES
 from .exceptions import ConfigError
 
 DEFAULT_CALL_TIMEOUT = 60.0
@@ -86,6 +87,9 @@ class GatewaySettings:
     model_threads: int = 2
     generate: bool = True  # generate arguments locally when `call` gets none
     judge: bool = False  # let the local LLM pick among close candidates (measured: docs/routing.md)
+    # which routed choices the host must confirm with call_tool instead of the gateway running them:
+    # "auto" (destructive tools, and writes on a close call), "writes", "never" (confirmation.py)
+    confirm: str = "auto"
     schema: str = "ir"  # what the LLM sees of a tool: "ir", "ir-focused", "full" (spliced blocks), "auto"
     # server → {argument: value} filled into any call of that server's tools that leaves the argument out
     # (mcp-server-git's ``repo_path``: a project sidecar serves one repository, which requests rarely name)
@@ -248,6 +252,9 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     schema = raw.get("schema", defaults.schema)
     if schema not in SCHEMA_MODES:
         raise ConfigError(f"nexus.schema: must be one of {', '.join(SCHEMA_MODES)}, got {schema!r}")
+    confirm = raw.get("confirm", defaults.confirm)
+    if confirm not in CONFIRM_MODES:
+        raise ConfigError(f"nexus.confirm: must be one of {', '.join(CONFIRM_MODES)}, got {confirm!r}")
     argument_defaults = _parse_defaults(raw.get("defaults", {}), upstream_names, env)
     generate, judge = raw.get("generate", True), raw.get("judge", False)
     for key, flag in (("generate", generate), ("judge", judge)):
@@ -258,6 +265,7 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
         model_threads=threads,
         generate=generate,
         judge=judge,
+        confirm=confirm,
         schema=schema,
         routing=_parse_routing(raw.get("routing", {})),
         call_timeout=positive("call_timeout"),

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .affordance import argument_slots
+from .confirmation import confirmation_message, confirmation_reason
 from .gateway import Gateway
 from .upstream import ProgressCallback
 
@@ -23,7 +24,8 @@ JUDGE_CANDIDATES = 3
 class IntentOutcome:
     """Either the upstream result of the tool that ran (its ``_meta`` carries the trace under
     :data:`TRACE_KEY`), or a report of why nothing ran: ``status`` is ``routing_unavailable``,
-    ``no_confident_match`` or ``needs_arguments``, with candidates or the missing arguments."""
+    ``no_confident_match``, ``needs_arguments`` or ``needs_confirmation``, with candidates, the missing
+    arguments, or the call the host should make itself (``confirmation.py``)."""
 
     forwarded: dict[str, Any] | None = None
     report: dict[str, Any] | None = None
@@ -70,7 +72,8 @@ async def call_intent(
             }
         )
     entry = gateway.describe(result.chosen)
-    close_call = result.margin < gateway.routing.calibration.tau
+    tau = gateway.routing.calibration.tau
+    close_call = result.margin < tau
     if arguments is None and gateway.settings.judge and gateway.generation.ready and close_call:
         close = [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]]
         entry, judge_ms = await gateway.generation.choose(close, intent)
@@ -104,6 +107,24 @@ async def call_intent(
             }
         )
     arguments = gateway.with_defaults(entry, arguments)
+    reason = confirmation_reason(gateway.settings.confirm, entry.name, entry.raw.get("annotations"), result.margin, tau)
+    if reason is not None:
+        trace["confirm"] = reason
+        return IntentOutcome(
+            report={
+                "status": "needs_confirmation",
+                "reason": reason,
+                "tool": entry.id,
+                "signature": entry.signature,
+                "arguments": arguments,
+                "candidates": [
+                    {"tool": c.id, "signature": gateway.describe(c.id).signature, "score": round(c.score, 4)}
+                    for c in result.candidates[:JUDGE_CANDIDATES]
+                ],
+                "message": confirmation_message(reason, entry.id),
+                "trace": trace,
+            }
+        )
     started = time.perf_counter()
     forwarded = await gateway.call(entry.id, arguments, progress=progress)
     trace["ms"]["forward"] = round((time.perf_counter() - started) * 1000, 2)

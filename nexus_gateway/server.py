@@ -88,7 +88,9 @@ CALL_INTENT = types.Tool(
         "Do something with one sentence: the gateway picks the tool for the intent, fills in its arguments "
         "from the sentence and the earlier calls of this session, and returns the tool's result. With "
         "`arguments`, those are used as given. When the sentence lacks a required value, the answer names it "
-        "so you can supply it. If no tool fits confidently, the closest candidates are returned instead."
+        "so you can supply it. If no tool fits confidently, the closest candidates are returned instead. A "
+        "tool that may delete or overwrite data, or a change where other tools fit almost as well, is not run: "
+        "the answer shows the tool and arguments it would use, to run with call_tool if right."
     ),
     input_schema={
         "type": "object",

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import fault_server, python_server, run_cli, write_config
+from conftest import fault_server, node_server, python_server, run_cli, write_config
 
 
 def run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
@@ -99,3 +99,23 @@ def test_ask_routes_fills_in_the_arguments_and_calls(tmp_path: Path) -> None:
     report = json.loads(vague.stdout)
     assert report["status"] == "needs_arguments" and "source_timezone" in report["missing"]
     assert "nothing called (needs_arguments)" in vague.stderr and "Traceback" not in vague.stderr
+
+
+def test_ask_shows_a_destructive_call_and_runs_it_only_with_yes(tmp_path: Path) -> None:
+    """From the terminal too: a routed tool that may destroy data is printed, not run (exit status 4),
+    until the person at the terminal says ``--yes``."""
+    files = tmp_path / "files"
+    files.mkdir()
+    servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
+    config = write_config(tmp_path / "c.json", servers, routing={"calibration": None}, generate=False)
+    target = files / "todo.txt"
+    call = ["ask", "--config", str(config), "overwrite todo.txt with a new list"]
+    arguments = json.dumps({"path": str(target), "content": "milk\n"})
+    shown = run(*call, "--args", arguments, cache=tmp_path)
+    assert shown.returncode == 4, shown.stderr
+    report = json.loads(shown.stdout)
+    assert report["status"] == "needs_confirmation" and report["tool"] == "filesystem__write_file"
+    assert "nothing called (needs_confirmation)" in shown.stderr and not target.exists()
+    done = run(*call, "--args", arguments, "--yes", cache=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert target.read_text() == "milk\n"

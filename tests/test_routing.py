@@ -12,6 +12,7 @@ from conftest import TESTS, real_servers, result_json, result_text, run_cli, std
 from mcp import ClientSession
 
 from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, tool_affordances, tool_requirements
+from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
@@ -225,6 +226,44 @@ async def test_call_intent_with_arguments_forwards_and_traces(gateway: ClientSes
     assert trace and trace["chosen"] == "everything__get-sum" and "forward" in trace["ms"]
     bad = await gateway.call_tool("call", {"intent": "add two numbers", "arguments": {"a": "x", "b": 1}})
     assert bad.is_error and "field 'a'" in result_text(bad)
+
+
+@pytest.mark.anyio
+async def test_a_routed_tool_that_may_destroy_data_is_shown_not_run(gateway: ClientSession) -> None:
+    """filesystem's write_file says ``destructiveHint: true``: the gateway chose it, the host never named
+    it, so `call` answers with the call it would make and runs nothing; call_tool then runs it."""
+    listing = result_text(
+        await gateway.call_tool("call_tool", {"tool": "filesystem__list_allowed_directories", "arguments": {}})
+    )
+    target = Path(listing.strip().splitlines()[-1]) / "confirmed.txt"
+    arguments = {"path": str(target), "content": "written after confirming\n"}
+    intent = "overwrite the file confirmed.txt with new text"
+    answer = result_json(await gateway.call_tool("call", {"intent": intent, "arguments": arguments}))
+    assert answer["status"] == "needs_confirmation" and answer["reason"] == "destructive", answer
+    assert answer["tool"] == "filesystem__write_file" and answer["arguments"] == arguments
+    assert answer["candidates"][0]["tool"] == "filesystem__write_file" and "call_tool" in answer["message"]
+    assert not target.exists()
+    ran = await gateway.call_tool("call_tool", {"tool": answer["tool"], "arguments": answer["arguments"]})
+    assert not ran.is_error and target.read_text() == "written after confirming\n"
+
+
+def test_which_routed_choices_wait_for_the_host() -> None:
+    destructive = {"readOnlyHint": False, "destructiveHint": True}
+    additive = {"readOnlyHint": False, "destructiveHint": False}
+    reading = {"readOnlyHint": True}
+    tau = 0.05
+    assert confirmation_reason("auto", "delete_repository", destructive, margin=0.9, tau=tau) == "destructive"
+    assert confirmation_reason("auto", "create_issue", additive, margin=0.01, tau=tau) == "close_call"
+    assert confirmation_reason("auto", "create_issue", additive, margin=0.2, tau=tau) is None
+    assert confirmation_reason("auto", "list_issues", reading, margin=0.0, tau=tau) is None
+    # no annotations: the name's verb decides whether it may change something; unknown mood runs
+    assert confirmation_reason("auto", "create_entities", None, margin=0.01, tau=tau) == "close_call"
+    assert confirmation_reason("auto", "git_log", None, margin=0.0, tau=tau) is None
+    assert confirmation_reason("writes", "create_issue", additive, margin=0.9, tau=tau) == "writes"
+    assert confirmation_reason("writes", "list_issues", reading, margin=0.9, tau=tau) is None
+    assert confirmation_reason("never", "delete_repository", destructive, margin=0.0, tau=tau) is None
+    # a server that says both read-only and destructive is believed on read-only
+    assert confirmation_reason("auto", "peek", {"readOnlyHint": True, "destructiveHint": True}, 0.0, tau) is None
 
 
 @pytest.mark.anyio
