@@ -14,6 +14,7 @@ from typing import Any
 from .affordance import argument_slots
 from .confirmation import confirmation_message, confirmation_reason
 from .gateway import Gateway
+from .routing import Candidate
 from .upstream import ProgressCallback
 
 TRACE_KEY = "io.nexus-gateway/trace"
@@ -37,6 +38,13 @@ def result_text(result: dict[str, Any]) -> Any:
         return result["structuredContent"]
     texts = [c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict) and c.get("type") == "text"]
     return "\n".join(texts)
+
+
+def candidate_list(gateway: Gateway, candidates: list[Candidate]) -> list[dict[str, Any]]:
+    """What a report shows of the router's candidates: each tool's id, signature and fused score."""
+    return [
+        {"tool": c.id, "signature": gateway.describe(c.id).signature, "score": round(c.score, 4)} for c in candidates
+    ]
 
 
 async def call_intent(
@@ -64,10 +72,7 @@ async def call_intent(
                 "status": "no_confident_match",
                 "message": "No tool fits this request confidently. The closest are below; use call_tool "
                 "with one of them if it is right.",
-                "candidates": [
-                    {"tool": c.id, "signature": gateway.describe(c.id).signature, "score": round(c.score, 4)}
-                    for c in result.candidates[:5]
-                ],
+                "candidates": candidate_list(gateway, result.candidates[:5]),
                 "trace": trace,
             }
         )
@@ -117,10 +122,7 @@ async def call_intent(
                 "tool": entry.id,
                 "signature": entry.signature,
                 "arguments": arguments,
-                "candidates": [
-                    {"tool": c.id, "signature": gateway.describe(c.id).signature, "score": round(c.score, 4)}
-                    for c in result.candidates[:JUDGE_CANDIDATES]
-                ],
+                "candidates": candidate_list(gateway, result.candidates[:JUDGE_CANDIDATES]),
                 "message": confirmation_message(reason, entry.id),
                 "trace": trace,
             }
