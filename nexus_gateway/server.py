@@ -230,6 +230,8 @@ class HostSurface:
             }
             if "outputSchema" in entry.raw:
                 described["outputSchema"] = entry.raw["outputSchema"]
+            if "annotations" in entry.raw:  # readOnlyHint, destructiveHint: what `call` confirms first
+                described["annotations"] = entry.raw["annotations"]
             if defaults := self.gateway.defaults(entry):
                 described["defaults"] = defaults  # filled in when a call leaves them out
             return json_result(described)

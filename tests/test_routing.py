@@ -243,6 +243,8 @@ async def test_a_routed_tool_that_may_destroy_data_is_shown_not_run(gateway: Cli
     assert answer["tool"] == "filesystem__write_file" and answer["arguments"] == arguments
     assert answer["candidates"][0]["tool"] == "filesystem__write_file" and "call_tool" in answer["message"]
     assert not target.exists()
+    described = result_json(await gateway.call_tool("describe_tool", {"tool": answer["tool"]}))
+    assert described["annotations"]["destructiveHint"] is True  # what the host sees before it runs it
     ran = await gateway.call_tool("call_tool", {"tool": answer["tool"], "arguments": answer["arguments"]})
     assert not ran.is_error and target.read_text() == "written after confirming\n"
 
