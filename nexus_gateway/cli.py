@@ -204,6 +204,12 @@ async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
     if outcome.forwarded is None:
         report = outcome.report or {}
         sys.stderr.write(f"nexus-gateway: nothing called ({report.get('status')}): {report.get('message')}\n")
+        if report.get("status") == "needs_confirmation":
+            arguments_text = orjson.dumps(report.get("arguments")).decode()
+            sys.stderr.write(
+                f"nexus-gateway: to run it: nexus-gateway call {report.get('tool')} --args '{arguments_text}' "
+                "(with the same config), or ask again with --yes\n"
+            )
         print_json(report)
         return ExitStatus.NOT_CALLED
     trace = (outcome.forwarded.get("_meta") or {}).get(TRACE_KEY) or {}

@@ -116,6 +116,7 @@ def test_ask_shows_a_destructive_call_and_runs_it_only_with_yes(tmp_path: Path) 
     report = json.loads(shown.stdout)
     assert report["status"] == "needs_confirmation" and report["tool"] == "filesystem__write_file"
     assert "nothing called (needs_confirmation)" in shown.stderr and not target.exists()
+    assert "to run it: nexus-gateway call filesystem__write_file --args" in shown.stderr
     done = run(*call, "--args", arguments, "--yes", cache=tmp_path)
     assert done.returncode == 0, done.stderr
     assert target.read_text() == "milk\n"
