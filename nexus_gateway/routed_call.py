@@ -115,6 +115,7 @@ async def call_intent(
     reason = confirmation_reason(gateway.settings.confirm, entry.name, entry.raw.get("annotations"), result.margin, tau)
     if reason is not None:
         trace["confirm"] = reason
+        window.hold(entry.id, entry.name, intent)
         return IntentOutcome(
             report={
                 "status": "needs_confirmation",

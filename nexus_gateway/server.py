@@ -20,7 +20,7 @@ from mcp.server.lowlevel import Server
 
 from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
 from .gateway import Gateway
-from .routed_call import call_intent
+from .routed_call import call_intent, result_text
 from .upstream import ProgressCallback
 from .validation import validate_arguments
 
@@ -235,8 +235,14 @@ class HostSurface:
             if defaults := self.gateway.defaults(entry):
                 described["defaults"] = defaults  # filled in when a call leaves them out
             return json_result(described)
-        tool_id = arguments["tool"]
-        return await self.gateway.call(tool_id, arguments.get("arguments") or {}, progress=progress_forwarder(ctx))
+        tool_id, tool_arguments = arguments["tool"], arguments.get("arguments") or {}
+        result = await self.gateway.call(tool_id, tool_arguments, progress=progress_forwarder(ctx))
+        window = self.gateway.generation.window(host_session(ctx))
+        if (held := window.release(tool_id)) is not None and not result.get("isError"):
+            # the host confirmed a call that `call` held back: the turn joins the session's window
+            sent = self.gateway.with_defaults(self.gateway.describe(tool_id), tool_arguments)
+            window.add(held.intent, held.tool, sent, result_text(result))
+        return result
 
     async def _routed_call(
         self, ctx: ServerRequestContext[Any], intent: str, arguments: dict[str, Any] | None

@@ -290,11 +290,32 @@ def _call_text(tool: str, arguments: dict[str, Any]) -> str:
     return f"{tool}({body})"
 
 
+@dataclass(frozen=True)
+class HeldCall:
+    """A routed call waiting for the host's confirmation."""
+
+    tool_id: str
+    tool: str
+    intent: str
+
+
 class SessionWindow:
     """The last :data:`TURNS` turns of one session."""
 
     def __init__(self, turns: int = TURNS) -> None:
         self.turns: deque[Turn] = deque(maxlen=turns)
+        self.held: HeldCall | None = None
+
+    def hold(self, tool_id: str, tool: str, intent: str) -> None:
+        """``call`` held this routed choice back for the host to confirm (``confirmation.py``): when the
+        host runs it with ``call_tool``, the turn still belongs here, under the request it answers, or
+        "now open an issue there" would have nothing to point back to."""
+        self.held = HeldCall(tool_id, tool, intent)
+
+    def release(self, tool_id: str) -> HeldCall | None:
+        """The held call, if the host has now run that very tool; any other call ends the hold."""
+        held, self.held = self.held, None
+        return held if held is not None and held.tool_id == tool_id else None
 
     def add(self, intent: str, tool: str, arguments: dict[str, Any], result: Any) -> None:
         parsed = _parsed(result)

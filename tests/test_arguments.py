@@ -1159,6 +1159,26 @@ async def test_a_later_turn_takes_a_value_from_the_session_window(gateway: tuple
 
 
 @pytest.mark.anyio
+async def test_a_confirmed_call_joins_the_session_window(tmp_path: Path) -> None:
+    """write_file may overwrite data, so `call` shows the call instead of running it; the host runs it
+    with call_tool, and the next request can still point back at it ("that file")."""
+    files = tmp_path / "files"
+    files.mkdir()
+    servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
+    config = write_config(tmp_path / "config.json", servers, routing={"calibration": None}, model_threads=1)
+    target = files / "groceries.txt"
+    async with stdio_gateway(config, tmp_path / "cache") as session:
+        held = result_json(await call_when_generating(session, f"write the word apples to the file {target}"))
+        assert held["status"] == "needs_confirmation" and held["tool"] == "filesystem__write_file", held
+        assert held["arguments"]["path"] == str(target) and not target.exists()
+        ran = await session.call_tool("call_tool", {"tool": held["tool"], "arguments": held["arguments"]})
+        assert not ran.is_error and target.exists()
+        again = await call_when_generating(session, "read that file back to me")
+    assert not again.is_error, result_text(again)
+    assert (again.meta or {})["io.nexus-gateway/trace"]["arguments"]["path"] == str(target)
+
+
+@pytest.mark.anyio
 async def test_call_intent_missing_required_value_is_asked_not_invented(
     gateway: tuple[ClientSession, Path],
 ) -> None:
