@@ -31,7 +31,9 @@ CONFIRM_MODES = ("auto", "writes", "never")
 
 
 def destructive(annotations: dict[str, Any] | None) -> bool:
-    """The server says the tool may destroy data (and does not also say it only reads)."""
+    """The server says the tool may destroy data (and does not also say it only reads). Only an explicit
+    ``true`` counts: MCP's default for a tool that says nothing is "may be destructive", which would hold
+    back every unannotated tool that writes; those fall under the close-call rule instead."""
     hints = annotations or {}
     return hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
 
