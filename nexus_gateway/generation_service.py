@@ -23,7 +23,7 @@ from .ir import compressed_ir
 from .model_store import DEFAULT_MODEL, GGUF_MODELS, lookup, model_path, verify
 from .progress import progress_printer
 from .registry import ToolEntry
-from .window import SessionWindow
+from .window import HeldCall, SessionWindow
 
 logger = logging.getLogger(__name__)
 MAX_SESSIONS = 256
@@ -160,6 +160,14 @@ class GenerationService:
         while len(self._windows) > MAX_SESSIONS:
             self._windows.popitem(last=False)
         return window
+
+    def release_held(self, session: str, tool_id: str) -> tuple[SessionWindow, HeldCall] | None:
+        """The call that ``call`` held back in this session, if the host has now run that very tool, with
+        the window it belongs to. Looked up without creating a window: every ``call_tool`` asks, and a
+        session that never used ``call`` must not push other sessions' windows out."""
+        window = self._windows.get(session)
+        held = window.release(tool_id) if window is not None else None
+        return (window, held) if window is not None and held is not None else None
 
     async def choose(self, entries: list[ToolEntry], intent: str) -> tuple[ToolEntry, float]:
         """The model's pick among close candidates (constrained to their names) and its time in ms."""

@@ -237,9 +237,10 @@ class HostSurface:
             return json_result(described)
         tool_id, tool_arguments = arguments["tool"], arguments.get("arguments") or {}
         result = await self.gateway.call(tool_id, tool_arguments, progress=progress_forwarder(ctx))
-        window = self.gateway.generation.window(host_session(ctx))
-        if (held := window.release(tool_id)) is not None and not result.get("isError"):
+        released = self.gateway.generation.release_held(host_session(ctx), tool_id)
+        if released is not None and not result.get("isError"):
             # the host confirmed a call that `call` held back: the turn joins the session's window
+            window, held = released
             sent = self.gateway.with_defaults(self.gateway.describe(tool_id), tool_arguments)
             window.add(held.intent, held.tool, sent, result_text(result))
         return result
