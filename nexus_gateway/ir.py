@@ -51,12 +51,14 @@ def ir_params(schema: dict[str, Any], root: dict[str, Any], intent: str | None =
         shown |= free_text_keys(schema)
     shown |= slot_keys(props, query_slots(intent))
     said = named_values(schema, intent)
+    shown |= said.keys()  # values said in words, flags by their opposite too ("public" → private: false)
     parts = []
     for key, prop in props.items():
         if key not in shown:
             continue
         style = FOCUSED
-        if key in said and len(said[key]) < len(prop["enum"]):  # only the values the request says, then "…"
+        enum = prop.get("enum") if isinstance(prop, dict) else None
+        if key in said and isinstance(enum, list) and len(said[key]) < len(enum):  # the values said, then "…"
             prop = {**prop, "enum": [*said[key], None]}
             style = replace(FOCUSED, max_enum=len(said[key]))
         parts.append(

@@ -140,6 +140,11 @@ def test_the_ir_for_a_request_shows_the_parameters_it_can_fill() -> None:
     assert (
         compressed_ir("search_code", search, None, "find TODO in octo-org/app") == "search_code(query, owner?, repo?)"
     )
+    # a flag the request names by its opposite ("public" → private: false) is shown, not an enum to cut
+    flag = {"properties": {"name": string, "private": {"type": "boolean"}}, "required": ["name"]}
+    assert compressed_ir("create_repository", flag, None, "make a public repo called blog") == (
+        "create_repository(name, private?: bool)"
+    )
 
 
 def test_grammar_compiles_for_every_registry_schema() -> None:
