@@ -192,11 +192,13 @@ class ArgumentGenerator:
         self.chooser_tokens = engine.tokenize(chooser_prefix())
         self.blocks: SchemaBlocks | None = None  # set when full-schema mode splices compiled blocks
 
-    def warm(self) -> None:
-        """Prefill the fixed prefix now instead of on the first call."""
+    def warm(self, *, chooser: bool = True) -> None:
+        """Prefill the fixed prefix now instead of on the first call; and the chooser's, where a judge
+        will use it (``nexus.judge``: off by default, and then its prompt is never read)."""
         with self.engine.lock:
             self.engine.cursor(self.prefix_tokens)
-            self.engine.cursor(self.chooser_tokens)
+            if chooser:
+                self.engine.cursor(self.chooser_tokens)
 
     def _focus(self, intent: str, window: SessionWindow | None) -> str | None:
         """The request the IR's parameters are chosen for, or None for all of them (the default, and a

@@ -59,6 +59,7 @@ class Gateway:
             self.settings.generate,
             schema_mode=self.settings.schema,
             cache=self.cache,
+            judge=self.settings.judge,
         )
         for upstream in config.upstreams:
             if self.registry.load_cached_server(upstream.name):

@@ -47,8 +47,10 @@ class GenerationService:
         enabled: bool = True,
         schema_mode: str = "ir",
         cache: RegistryCache | None = None,
+        judge: bool = False,
     ) -> None:
         self.model = model
+        self.judge = judge  # the chooser's prompt is warmed only for a judge (half a second of prefill here)
         self.threads = threads
         self.enabled = enabled
         self.schema_mode = schema_mode
@@ -89,7 +91,7 @@ class GenerationService:
                     blocks = SchemaBlocks(engine, generator.prefix_tokens, self.cache)
                     report = blocks.warm_prefix()
                     logger.info("system prefix: %s (%d tokens, %.0f ms)", report.path, len(blocks.prefix), report.ms)
-            generator.warm()  # what the prefix block does not hold (the chooser's prompt)
+            generator.warm(chooser=self.judge)  # what the prefix block does not hold (the chooser's prompt)
             if self.schema_mode != "ir-focused":  # the focused IR differs per request: no blocks
                 generator.blocks = blocks
         except (NexusError, EngineError, OSError) as exc:
