@@ -29,12 +29,13 @@ import orjson
 from . import eval_cli, model_store, splice_bench
 from .config import GatewayConfig, load_claude_desktop, load_config
 from .exceptions import ConfigError, NexusError
-from .gateway import Gateway
+from .gateway import BLANK_QUERY, Gateway
 from .progress import progress_printer
-from .routed_call import TRACE_KEY, call_intent
+from .routed_call import BLANK_INTENT, TRACE_KEY, call_intent
 from .server import HostSurface
 from .transports import http_app, parse_bind, serve_asgi, serve_stdio, sse_app, warn_if_exposed
 from .upstream import UpstreamState
+from .validation import require_words
 
 logger = logging.getLogger("nexus_gateway")
 
@@ -161,6 +162,7 @@ async def cmd_tools(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 
 async def cmd_search(args: argparse.Namespace, config: GatewayConfig) -> int:
+    require_words("search_tools", "query", args.query, BLANK_QUERY)  # before any upstream starts
     gateway = Gateway(config)
     async with gateway.running():
         hits, _ = await gateway.search(args.query, args.limit)
@@ -192,6 +194,7 @@ async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
 async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
     """``call(intent)`` from the terminal: the result on stdout, what the gateway decided on stderr."""
     arguments = json_object_option(args.args, "--args") if args.args else None
+    require_words("call", "intent", args.intent, BLANK_INTENT)  # before any upstream starts
     if args.yes:  # the person at the terminal has confirmed in advance
         config = replace(config, settings=replace(config.settings, confirm="never"))
     gateway = Gateway(config)

@@ -28,11 +28,12 @@ from .registry import Registry, SearchHit, ToolEntry
 from .router_service import RouterService
 from .routing import RouteResult
 from .upstream import ProgressCallback, UpstreamPool, UpstreamState
-from .validation import validate_arguments
+from .validation import require_words, validate_arguments
 
 logger = logging.getLogger(__name__)
 
 RESOURCE_SCHEME = "nexus"
+BLANK_QUERY = "describe the tool you are looking for"
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class Gateway:
 
     async def search(self, query: str, limit: int | None = None) -> tuple[list[SearchHit], RouteResult | None]:
         """Routed ranking when the models are up; BM25 alone otherwise (and said so in the trace)."""
+        require_words("search_tools", "query", query, BLANK_QUERY)
         limit = limit or self.settings.search_limit
         # A search describes a capability ("add two numbers together"), not a call: no slot it leaves
         # out counts against a tool.

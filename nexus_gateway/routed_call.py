@@ -16,9 +16,11 @@ from .confirmation import confirmation_message, confirmation_reason
 from .gateway import Gateway
 from .routing import Candidate
 from .upstream import ProgressCallback
+from .validation import require_words
 
 TRACE_KEY = "io.nexus-gateway/trace"
 JUDGE_CANDIDATES = 3
+BLANK_INTENT = "say in a sentence what to do"
 
 
 @dataclass
@@ -55,6 +57,7 @@ async def call_intent(
     progress: ProgressCallback | None = None,
 ) -> IntentOutcome:
     """Route the intent; forward when arguments are given or generated, else ask for them."""
+    require_words("call", "intent", intent, BLANK_INTENT)
     result = await gateway.route(intent, given=argument_slots(arguments))
     if result is None:
         hits, _ = await gateway.search(intent, 5)

@@ -74,3 +74,9 @@ def validate_arguments(tool_id: str, schema: dict[str, Any], arguments: Any) -> 
             prefix = "" if field == "(root)" else field + "."
             raise ArgumentError(tool_id, prefix + extra[0], "is not an accepted parameter")
     raise ArgumentError(tool_id, field, error.message)
+
+
+def require_words(tool_id: str, field: str, text: str, what: str) -> None:
+    """A request or query of only whitespace still ranks some tool first, so it is refused instead."""
+    if not text.strip():
+        raise ArgumentError(tool_id, field, f"is blank: {what}")

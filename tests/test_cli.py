@@ -70,6 +70,10 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     assert "field 'owner'" in bad_args.stderr and "Traceback" not in bad_args.stderr
     not_json = run("call", "--config", str(config), "fault__echo", "--args", "{oops", cache=tmp_path)
     assert not_json.returncode == 2 and "--args: not valid JSON" in not_json.stderr
+    blank = run("ask", "--config", str(config), "  ", cache=tmp_path)  # would still route to some tool
+    assert blank.returncode == 1 and "field 'intent': is blank" in blank.stderr and blank.stdout == ""
+    blank_search = run("search", "--config", str(config), "", cache=tmp_path)
+    assert blank_search.returncode == 1 and "field 'query': is blank" in blank_search.stderr
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"mcpServers": {"gh": {"url": "ftp://nope"}}}))
     invalid = run("status", "--config", str(broken), cache=tmp_path)

@@ -226,6 +226,10 @@ async def test_call_intent_with_arguments_forwards_and_traces(gateway: ClientSes
     assert trace and trace["chosen"] == "everything__get-sum" and "forward" in trace["ms"]
     bad = await gateway.call_tool("call", {"intent": "add two numbers", "arguments": {"a": "x", "b": 1}})
     assert bad.is_error and "field 'a'" in result_text(bad)
+    blank = await gateway.call_tool("call", {"intent": " \n "})  # the schema's minLength lets it through
+    assert blank.is_error and "field 'intent': is blank" in result_text(blank)
+    blank_search = await gateway.call_tool("search_tools", {"query": "   "})
+    assert blank_search.is_error and "field 'query': is blank" in result_text(blank_search)
 
 
 @pytest.mark.anyio
