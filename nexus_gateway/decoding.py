@@ -49,6 +49,7 @@ _SIGNED_DIGITS = re.compile(rb"^-[0-9]*$")  # "-" or "-5": a number's first toke
 _SIGNED_NUMBER = re.compile(rb"^-[0-9.]*$")
 _EXPONENT = re.compile(rb"^[eE][-+]?[0-9]*$")  # "1e-9", "6.02e23"
 _SIGN = re.compile(rb"^[-+]$")
+_NUMBER_BYTES = b"0123456789.eE+-\n"  # every byte the patterns above can match (``$`` admits a final newline)
 _UNFINISHED = (b"-", b"+", b"e", b"E")  # a number cannot end on these
 
 
@@ -106,13 +107,15 @@ class Vocabulary:
                 continue
             self.printable[token] = min(piece) >= 0x20
             self.opens[token] = self.printable[token] and piece.lstrip(b" ").startswith(b'"')
+            self.closers[token] = piece.lstrip()[:1] in (b",", b"}", b"]")
+            if piece.translate(None, _NUMBER_BYTES):
+                continue  # a byte no number has: none of the patterns below can match (most of the vocabulary)
             self.digits[token] = bool(_DIGITS.match(piece))
             self.number[token] = bool(_NUMBER.match(piece))
             self.signed_digits[token] = bool(_SIGNED_DIGITS.match(piece))
             self.signed_number[token] = bool(_SIGNED_NUMBER.match(piece))
             self.exponent[token] = bool(_EXPONENT.match(piece))
             self.sign[token] = bool(_SIGN.match(piece))
-            self.closers[token] = piece.lstrip()[:1] in (b",", b"}", b"]")
         self.quote = self.by_piece[b'"']
 
 

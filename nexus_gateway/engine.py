@@ -144,11 +144,10 @@ class LlamaEngine:
         """The byte string of every token (control tokens are empty), built once."""
         if self._pieces is None:
             buffer = ctypes.create_string_buffer(256)
-            table = []
-            for token in range(self.n_vocab):
-                n = self._ll.llama_token_to_piece(self._vocab, token, buffer, 256, 0, False)
-                table.append(buffer.raw[: max(n, 0)])
-            self._pieces = table
+            to_piece, vocab, read = self._ll.llama_token_to_piece, self._vocab, ctypes.string_at
+            self._pieces = [
+                read(buffer, max(to_piece(vocab, token, buffer, 256, 0, False), 0)) for token in range(self.n_vocab)
+            ]
         return self._pieces
 
     def cursor(self, prompt: list[int], *, logits: bool = True) -> Cursor:
