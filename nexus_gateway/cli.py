@@ -10,6 +10,9 @@
 
 Every command reads the config with ``--config`` or ``--from-claude-desktop``. User errors print one
 line on stderr and exit non-zero (``--traceback`` shows the whole story). Logs go to stderr only.
+
+The commands that run a gateway import it (and with it the MCP SDK, about two seconds here) when they
+run, so ``--help``, ``models`` and a mistyped command answer at once.
 """
 
 from __future__ import annotations
@@ -29,13 +32,8 @@ import orjson
 from . import eval_cli, model_store, splice_bench
 from .config import GatewayConfig, load_claude_desktop, load_config
 from .exceptions import ConfigError, NexusError
-from .gateway import BLANK_QUERY, Gateway
 from .progress import progress_printer
-from .routed_call import BLANK_INTENT, TRACE_KEY, call_intent
-from .server import HostSurface
-from .transports import http_app, parse_bind, serve_asgi, serve_stdio, sse_app, warn_if_exposed
-from .upstream import UpstreamState
-from .validation import require_words
+from .validation import BLANK_INTENT, BLANK_QUERY, require_words
 
 logger = logging.getLogger("nexus_gateway")
 
@@ -102,6 +100,10 @@ def print_json(value: Any) -> None:
 
 
 async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
+    from .gateway import Gateway
+    from .server import HostSurface
+    from .transports import http_app, parse_bind, serve_asgi, serve_stdio, sse_app, warn_if_exposed
+
     token = args.token or os.environ.get("NEXUS_TOKEN") or None
     if args.http and args.sse:
         raise ConfigError("choose one of --http and --sse")
@@ -120,6 +122,9 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 
 async def cmd_status(args: argparse.Namespace, config: GatewayConfig) -> int:
+    from .gateway import Gateway
+    from .upstream import UpstreamState
+
     gateway = Gateway(without_routing(config))
     async with gateway.running():
         statuses = gateway.pool.statuses()
@@ -140,6 +145,8 @@ async def cmd_status(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 
 async def cmd_tools(args: argparse.Namespace, config: GatewayConfig) -> int:
+    from .gateway import Gateway
+
     gateway = Gateway(without_routing(config))
     async with gateway.running():
         entries = gateway.registry.entries()
@@ -162,6 +169,8 @@ async def cmd_tools(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 
 async def cmd_search(args: argparse.Namespace, config: GatewayConfig) -> int:
+    from .gateway import Gateway
+
     require_words("search_tools", "query", args.query, BLANK_QUERY)  # before any upstream starts
     gateway = Gateway(config)
     async with gateway.running():
@@ -183,6 +192,8 @@ async def cmd_search(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 
 async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
+    from .gateway import Gateway
+
     arguments = json_object_option(args.args, "--args") if args.args else {}
     gateway = Gateway(without_routing(config))
     async with gateway.running():
@@ -193,6 +204,9 @@ async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
     """``call(intent)`` from the terminal: the result on stdout, what the gateway decided on stderr."""
+    from .gateway import Gateway
+    from .routed_call import TRACE_KEY, call_intent
+
     arguments = json_object_option(args.args, "--args") if args.args else None
     require_words("call", "intent", args.intent, BLANK_INTENT)  # before any upstream starts
     if args.yes:  # the person at the terminal has confirmed in advance

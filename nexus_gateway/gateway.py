@@ -28,12 +28,11 @@ from .registry import Registry, SearchHit, ToolEntry
 from .router_service import RouterService
 from .routing import RouteResult
 from .upstream import ProgressCallback, UpstreamPool, UpstreamState
-from .validation import require_words, validate_arguments
+from .validation import BLANK_QUERY, require_words, validate_arguments
 
 logger = logging.getLogger(__name__)
 
 RESOURCE_SCHEME = "nexus"
-BLANK_QUERY = "describe the tool you are looking for"
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,10 @@ from .confirmation import confirmation_message, confirmation_reason
 from .gateway import Gateway
 from .routing import Candidate
 from .upstream import ProgressCallback
-from .validation import require_words
+from .validation import BLANK_INTENT, require_words
 
 TRACE_KEY = "io.nexus-gateway/trace"
 JUDGE_CANDIDATES = 3
-BLANK_INTENT = "say in a sentence what to do"
 
 
 @dataclass

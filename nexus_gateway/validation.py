@@ -76,6 +76,10 @@ def validate_arguments(tool_id: str, schema: dict[str, Any], arguments: Any) -> 
     raise ArgumentError(tool_id, field, error.message)
 
 
+BLANK_INTENT = "say in a sentence what to do"
+BLANK_QUERY = "describe the tool you are looking for"
+
+
 def require_words(tool_id: str, field: str, text: str, what: str) -> None:
     """A request or query of only whitespace still ranks some tool first, so it is refused instead."""
     if not text.strip():
