@@ -574,7 +574,8 @@ prefix warm **{later["speedup"]:.0f}×** sooner. One engine, the three alternati
 A whole one-shot `nexus-gateway ask --config examples/local.json "what time is it in Tokyo"` (five local
 servers, `/usr/bin/time`, one run each, session 19): 19.2 s before, 12.4 and 13.9 s after; the rest is
 the upstream servers starting (~4 s, `npx`), imports, loading the model beside them on two cores, and the
-call.
+call. Session 21 stopped warming the tool chooser's prompt when `nexus.judge` is off (the default, when
+that prompt is never read): three runs each on session 20's machine, 12.8–13.9 s before, 11.3–13.0 s after.
 
 | start | median ms [95% CI] | n | vs prefill |
 |---|---|---|---|
