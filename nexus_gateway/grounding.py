@@ -171,6 +171,8 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
             return required or said
         if (words := _words(value)) and words <= _words(name):
             return False  # the key's own name echoed as its value: ``labels: ["label"]`` from "bug-labelled"
+        if name.lower() in ACCOUNT_KEYS and not ACCOUNT_NAME.fullmatch(value):
+            return False  # "In our Q&A discussion" names no owner ``Q&A``: accounts and repositories are slugs
         if _normal(value) in sources.text:
             return True
         if _stated_date(value, sources):
@@ -445,6 +447,10 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
 
 
 _REPOSITORY_KEY = re.compile(r"owner|repo|org", re.IGNORECASE)
+# Keys that hold an account or repository name, and the shape every forge gives those names (letters,
+# digits, ``-``, ``_``, ``.``; GitLab's groups nest with ``/``): no spaces, no ``&``.
+ACCOUNT_KEYS = frozenset({"owner", "repo", "repository", "org", "organization"})
+ACCOUNT_NAME = re.compile(r"[\w.-]+(?:/[\w.-]+)*")
 
 
 def _unasked_prose(value: Any, key: str, named: set[str], sources: _Sources) -> bool:

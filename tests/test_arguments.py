@@ -181,6 +181,11 @@ def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
     assert kept == {"branch": "docs"} and dropped == ["path"]  # "/" is not a space
     kept, dropped = ground({"path": "top-level"}, files, "what files are at the top level of psf/requests")
     assert kept == {} and dropped == ["path"]  # a path is never re-spelled
+    request = "In our Q&A discussion, mark the comment DC_kw4M as the answer"
+    kept, dropped = ground({"owner": "Q&A", "repo": "our", "branch": "DC_kw4M"}, files, request)
+    assert "owner" in dropped and kept.get("branch") == "DC_kw4M"  # an account name is a slug, not "Q&A"
+    kept, _ = ground({"owner": "gitlab-org/ci.d", "repo": "runner_2"}, files, "in gitlab-org/ci.d/runner_2")
+    assert kept == {"owner": "gitlab-org/ci.d", "repo": "runner_2"}
 
 
 def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
