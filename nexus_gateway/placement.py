@@ -526,6 +526,27 @@ def window_numbers_placed(
     return placed
 
 
+_POINTED_BRANCH = re.compile(r"\b(?:that|this|the same|same|the new|my new|our new)\s+branch\b", re.IGNORECASE)
+
+
+def pointed_branch(
+    arguments: dict[str, Any], schema: dict[str, Any], intent: str, branches: list[tuple[str, str | None]]
+) -> dict[str, Any]:
+    """ "add a file docs/API.md on that branch" after creating ``docs/api-guide``: the branch the
+    session worked on, when it worked on one. The 0.5B model wrote the file's path as the branch. Only a
+    key that takes a branch and plays no pull-request role (those are :func:`source_branch_from_window`'s),
+    and only where the model's value is no branch the request or the session names."""
+    names = list(dict.fromkeys(name for name, _ in branches))
+    if len(names) != 1 or not _POINTED_BRANCH.search(intent):
+        return arguments
+    roles = set(_branch_role_keys(schema).values())
+    keys = [key for key, raw in properties(schema) if key not in roles and could_hold("branch", key, raw)]
+    known = set(names) | set(stated_branches(intent))
+    if len(keys) != 1 or arguments.get(keys[0]) in known:
+        return arguments
+    return {**arguments, keys[0]: names[0]}
+
+
 def source_branch_from_window(
     arguments: dict[str, Any], schema: dict[str, Any], intent: str, branches: list[tuple[str, str | None]]
 ) -> dict[str, Any]:
@@ -672,4 +693,5 @@ def place_stated(
     arguments = window_numbers_of_their_kind(arguments, schema, intent, earlier)
     arguments = result_values_unasked(arguments, schema, intent, earlier)
     arguments = singled_out_number(arguments, schema, intent, earlier)
+    arguments = pointed_branch(arguments, schema, intent, earlier.branches())
     return source_branch_from_window(arguments, schema, intent, earlier.branches())

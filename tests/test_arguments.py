@@ -45,6 +45,7 @@ from nexus_gateway.placement import (
     other_repository,
     own_repository_elsewhere,
     place_stated,
+    pointed_branch,
     pull_request_branches,
     quotes_where_named,
     result_values_unasked,
@@ -497,6 +498,27 @@ def test_a_pull_requests_source_is_the_branch_the_session_worked_on() -> None:
     upstream = {"owner": "sveltejs", "head": "fix-typo", "base": "main"}
     got = source_branch_from_window(upstream, pull, "open a PR from that branch to main", fork.branches())
     assert got["head"] == "dana-k:fix-typo"
+
+
+def test_that_branch_is_the_branch_the_session_worked_on() -> None:
+    files = {
+        "properties": {
+            "owner": {"type": "string"},
+            "path": {"type": "string", "description": "Path where to create/update the file"},
+            "branch": {"type": "string", "description": "Branch to create/update the file in"},
+        }
+    }
+    window = SessionWindow()
+    window.add("create branch docs/guide off main in h/c", "create_branch", {"owner": "h", "branch": "docs/guide"}, {})
+    said = "add a file docs/API.md on that branch containing '# API'"
+    wrong = {"owner": "h", "path": "docs/API.md", "branch": "docs/API.md"}  # the 0.5B model, dialogue 7
+    assert pointed_branch(wrong, files, said, window.branches())["branch"] == "docs/guide"
+    assert pointed_branch({"path": "a.md"}, files, said, window.branches())["branch"] == "docs/guide"
+    stated = {"path": "a.md", "branch": "main"}  # a branch the request names stays
+    assert pointed_branch(stated, files, "put a.md on the main branch, not that branch", window.branches()) == stated
+    assert pointed_branch(wrong, files, "add docs/API.md to the repo", window.branches()) == wrong  # no pointer
+    window.add("create branch fix off main", "create_branch", {"owner": "h", "branch": "fix"}, {})
+    assert pointed_branch(wrong, files, said, window.branches()) == wrong  # two branches: which one?
 
 
 LABELS = {
