@@ -693,5 +693,6 @@ def place_stated(
     arguments = window_numbers_of_their_kind(arguments, schema, intent, earlier)
     arguments = result_values_unasked(arguments, schema, intent, earlier)
     arguments = singled_out_number(arguments, schema, intent, earlier)
-    arguments = pointed_branch(arguments, schema, intent, earlier.branches())
-    return source_branch_from_window(arguments, schema, intent, earlier.branches())
+    branches = earlier.branches()
+    arguments = pointed_branch(arguments, schema, intent, branches)
+    return source_branch_from_window(arguments, schema, intent, branches)
