@@ -208,7 +208,14 @@ def scan() -> str:
         if gh_escalated == 0
         else f"GitHub with the pool: {gh_p95:.1f} ms at N = 250 with its gate ({gh_escalated:.0f}% escalated)."
     )
-    p95_met = bfcl_p95 <= 60 and (gh_escalated == 0 or gh_p95 <= 60)
+    p95_met = p95_2 <= 60
+    bfcl_gate = (
+        f"{bfcl_escalated:.0f}% of decisions escalated, {bfcl_k} candidates re-ranked as `calibrate` chose"
+        if bfcl_escalated
+        else "the gate off: `calibrate` keeps it only when its top-1 flips on the calibration half pass a "
+        "one-sided sign test at 5%, and BFCL's fixed 4 and broke 3 (p = 0.5; session 21's calibration "
+        "switched it on for those and measured 67.5 ms here, with 2 fixed and 2 broken on this half)"
+    )
 
     def stage(row: dict[str, Any] | None, name: str) -> str:
         value = (row or {}).get("stage_p50_ms", {}).get(name)
@@ -250,11 +257,11 @@ Against the targets:
   reached 1.3 ms but lost recall, see `docs/routing.md`);
 - route p50 ≤ 15 ms at N = 250: {verdict(bool(no_gate) and no_gate["p50_ms"] <= 15)} in this run (the query
   embedding alone: {stage(no_gate, "embed")} ms median);
-- p95 ≤ 60 ms with the cross-encoder: {verdict(p95_met)} where the calibrated gate is on
-  (BFCL above: {bfcl_p95:.1f} ms over 2,555 functions, {bfcl_escalated:.0f}% of decisions escalated, {bfcl_k} candidates
-  re-ranked as `calibrate` chose); when every decision escalates, {p95_2:.1f} ms with 2 candidates and
-  {p95_4:.1f} ms with 4 (re-ranking alone {stage(gate_2, "rerank")} and {stage(gate_4, "rerank")} ms median).
-  {gh_text}
+- p95 ≤ 60 ms with the cross-encoder: {verdict(p95_met)} when it runs: every decision escalating costs
+  {p95_2:.1f} ms with 2 candidates and {p95_4:.1f} ms with 4 (re-ranking alone {stage(gate_2, "rerank")} and
+  {stage(gate_4, "rerank")} ms median). As shipped, the routes' p95 stays low because no calibration of
+  ours finds the cross-encoder worth it: BFCL above {bfcl_p95:.1f} ms over 2,555 functions with
+  {bfcl_gate}. {gh_text}
 
 The C kernel and numpy give identical rankings at every size.
 

@@ -341,7 +341,8 @@ def calibrate(
     4. With a cross-encoder, its weight in the gate and how many candidates it re-ranks, by the same
        reciprocal rank with the gate on; weight 0 (the gate never escalates) when re-ranking does not
        help this registry, and the fewest candidates that do as well as more (each pair is ~12 ms of
-       the route's p95). On GitHub it broke more decisions than it fixed; on BFCL it fixes more
+       the route's p95). The gate then stays on only if its top-1 flips show it earns its latency
+       (``gate_earns_its_cost``). On GitHub it broke more decisions than it fixed; on BFCL as many
        (docs/routing.md).
     """
     base = evaluation.calibration
@@ -351,14 +352,17 @@ def calibrate(
     # Each case's router is built once for the whole grid (building one is most of a route's cost).
     routers = [evaluation.router(registry) for registry, _ in registries]
 
-    def reciprocal_rank(calibration: Calibration, rerank: bool = False) -> float:
-        right = 0.0
+    def ranks(calibration: Calibration, rerank: bool = False) -> list[int | None]:
+        """The rank of the first acceptable tool in each case's top 10 (None when absent)."""
+        found: list[int | None] = []
         for (_, query, vector), router, (_, accepted) in zip(cases, routers, registries, strict=True):
             router.calibration = calibration
             result = router.route_vector(query["query"], vector, limit=10, allow_rerank=rerank)
-            ranks = [k for k, c in enumerate(result.candidates) if int(c.id) in accepted]
-            right += 1.0 / (1 + ranks[0]) if ranks else 0.0
-        return right
+            found.append(next((k for k, c in enumerate(result.candidates) if int(c.id) in accepted), None))
+        return found
+
+    def reciprocal_rank(calibration: Calibration, rerank: bool = False) -> float:
+        return sum(1.0 / (1 + rank) for rank in ranks(calibration, rerank) if rank is not None)
 
     grid = [
         replace(base, lexical_weight=lex, affordance_weight=aff, mood_weight=mood, name_weight=name, floor=-1e9)
@@ -402,6 +406,10 @@ def calibrate(
         # ties go to the smaller weight, then to fewer pairs (each costs ~12 ms on one core)
         try:
             chosen = max(gated, key=lambda c: (reciprocal_rank(c, rerank=True), -c.rerank_weight, -c.rerank_k))
+            if chosen.rerank_weight > 0 and not gate_earns_its_cost(
+                ranks(replace(calibration, floor=-1e9)), ranks(chosen, rerank=True)
+            ):
+                chosen = replace(chosen, rerank_weight=0.0)
         finally:
             for router in routers:
                 router.cross_encoder = evaluation.cross_encoder
@@ -410,6 +418,31 @@ def calibrate(
     if evaluation._router_cache is not None:
         evaluation._router_cache[1].calibration = calibration
     return calibration
+
+
+GATE_EVIDENCE = 0.05
+
+
+def gate_earns_its_cost(before: Sequence[int | None], after: Sequence[int | None]) -> bool:
+    """Whether re-ranking fixes significantly more top-1 decisions than it breaks.
+
+    An escalation costs ~40 ms of the route (two cross-encoder pairs side by side), which is what
+    sets the p95. The reciprocal rank picks the best weight, but any gain at all, one request's rank
+    3 → 2, would switch the gate on. So the gate stays on only when its top-1 flips pass a one-sided
+    sign test at ``GATE_EVIDENCE``: BFCL's even half chose weight 0.02 and fixed 4 decisions while
+    breaking 3 (p = 0.5), for a p95 of 84 ms instead of ~25 (docs/routing.md).
+    """
+    fixed = sum(1 for b, a in zip(before, after, strict=True) if b != 0 and a == 0)
+    broken = sum(1 for b, a in zip(before, after, strict=True) if b == 0 and a != 0)
+    return sign_test_p(fixed, broken) < GATE_EVIDENCE
+
+
+def sign_test_p(wins: int, losses: int) -> float:
+    """One-sided exact sign test: P(at least ``wins`` of ``wins + losses`` fair coin flips)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n
 
 
 class _MemoizedScores:

@@ -172,6 +172,22 @@ def test_calibration_scores_each_cross_encoder_pair_once() -> None:
     assert np.array_equal(first, cross.score(request, documents)) and np.array_equal(again[:2], first[::-1])
 
 
+def test_the_gate_stays_on_only_when_its_flips_are_evidence() -> None:
+    """BFCL's calibration half: re-ranking fixed 4 decisions and broke 3, which switched the gate on for
+    ~40 ms of every escalated route; the sign test keeps it off until the flips are one-sided."""
+    from nexus_gateway.evaluation import gate_earns_its_cost, sign_test_p
+
+    assert sign_test_p(4, 3) == 0.5 and sign_test_p(0, 0) == 1.0 and sign_test_p(5, 0) == 1 / 32
+    unchanged: list[int | None] = [0, 1, None, 2] * 10
+    assert not gate_earns_its_cost(unchanged, [1 if r == 2 else r for r in unchanged])  # better, not first
+    four_fixed_three_broken = [1, 1, 1, 1, 0, 0, 0] + [None] * 33
+    flips = [0, 0, 0, 0, 1, 2, None] + [None] * 33
+    assert not gate_earns_its_cost(four_fixed_three_broken, flips)
+    six_fixed = [1, 2, None, 1, 3, 1] + [0] * 34
+    assert gate_earns_its_cost(six_fixed, [0] * 40)  # 6 fixed, 0 broken: p = 1/64
+    assert not gate_earns_its_cost([0] * 40, [1, 1, 1, 1, 1, 1] + [0] * 34)
+
+
 def test_eval_rejects_bad_input_with_one_line(tmp_path: Path) -> None:
     done = run_cli("eval", "routing", "--registry", str(tmp_path / "none.json"), "--queries", str(QUERIES),
                    "--sizes", "ten", cache=tmp_path)  # fmt: skip
