@@ -241,9 +241,11 @@ timed in the same run.
 |---|---|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
-Route end to end (query embedding + scan + fusion + gate, each model on one thread) over the GitHub + pool
+Route end to end (query embedding + scan + fusion + gate) over the GitHub + pool
 registries, the gate never escalating (`no gate`) and always escalating to the cross-encoder (`gate
-always`, 2 or 4 candidates re-ranked, pairs cut to 64 tokens). Since session 20 the re-ranked pairs run
+always`, 2 or 4 candidates re-ranked, pairs cut to 64 tokens). Since session 22 the query embedding runs
+on two threads (the same vectors bit for bit, `test_the_embedder_gives_the_same_vectors_on_one_or_two_threads`);
+`embedder on 1 thread` is the route as it was, in the same run. Since session 20 the re-ranked pairs run
 side by side on two threads, each still a batch of one, so every logit is the same bit for bit
 (`test_cross_encoder_pairs_score_the_same_side_by_side_as_one_by_one`); the `serial` rows are the pairs one
 after another, as before, in the same run:
@@ -285,6 +287,11 @@ chains), reduces their four sums together, and keeps a usual k's heaps on the st
 and this one loaded in one process, three rounds each (median µs): 250 tools 6.5–6.9 → 4.5–4.8, 1k
 19.3–21.0 → 12.5–13.3; 10k and 100k no slower. That machine's memory speed moved severalfold within
 minutes (100k took 1.4–16 ms from one round to the next), so the 100k row of any one run says little.
+Session 22's machine (the same type as session 21's, whose run gave 4.02 µs at 250 tools with the same
+scan code) swings between two speeds: one process timing the same 250-tool matrix 3,000 times a round
+got 3.7 µs in some rounds and 7.4–8.1 µs in others, pinned to either core alike and whatever the
+matrix's address (`taskset -c 0|1`, 16 offsets within a page); the kernel alone in C takes 3.5 µs in
+the fast state. So the 250-tool row records which state the run met.
 """
 
 

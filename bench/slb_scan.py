@@ -103,14 +103,15 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
     if not (SHARED / "registries" / "github-mcp.json").exists():
         return f"skipped: {SHARED} not found"
     from nexus_gateway.cache import RegistryCache
-    from nexus_gateway.embedder import CrossEncoder, Embedder
+    from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
     from nexus_gateway.evaluation import RoutingEvaluation, embed_tools, load_queries, load_registries
     from nexus_gateway.routing import Calibration, Router
     from nexus_gateway.vectors import VectorStore
 
     tools = load_registries([SHARED / "registries" / "github-mcp.json", SHARED / "registries" / "mcp-pool.json"])
     queries = [q["query"] for q in load_queries(SHARED / "queries" / "github-dev.jsonl")]
-    embedder = Embedder()
+    embedder = Embedder()  # the gateway's: two threads
+    one_thread = Embedder(EmbedderSpec(threads=1))  # the baseline before session 22, same vectors
     cross = CrossEncoder()  # the gateway's: pairs side by side on two threads
     serial = CrossEncoder(workers=1)  # the baseline: one pair after another
     vectors = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag))
@@ -119,14 +120,15 @@ def route_table(repeats: int) -> list[dict[str, Any]] | str:
     rows = []
     for n in (250, len(tools)):
         docs = all_docs[:n]
-        for label, calibration, reranker in (
-            ("no gate", Calibration(tau=-1.0, floor=0.0), cross),
-            ("gate always, 2 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=2), cross),
-            ("gate always, 2 pairs, serial", Calibration(tau=9.0, floor=0.0, rerank_k=2), serial),
-            ("gate always, 4 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=4), cross),
-            ("gate always, 4 pairs, serial", Calibration(tau=9.0, floor=0.0, rerank_k=4), serial),
+        for label, calibration, reranker, query_embedder in (
+            ("no gate", Calibration(tau=-1.0, floor=0.0), cross, embedder),
+            ("no gate, embedder on 1 thread", Calibration(tau=-1.0, floor=0.0), cross, one_thread),
+            ("gate always, 2 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=2), cross, embedder),
+            ("gate always, 2 pairs, serial", Calibration(tau=9.0, floor=0.0, rerank_k=2), serial, embedder),
+            ("gate always, 4 pairs", Calibration(tau=9.0, floor=0.0, rerank_k=4), cross, embedder),
+            ("gate always, 4 pairs, serial", Calibration(tau=9.0, floor=0.0, rerank_k=4), serial, embedder),
         ):
-            router = Router(embedder, docs, vectors[:n], calibration, reranker)
+            router = Router(query_embedder, docs, vectors[:n], calibration, reranker)
             totals = []
             stages: dict[str, list[float]] = {}
             for query in queries[: max(20, repeats // 20)]:

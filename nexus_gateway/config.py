@@ -65,7 +65,7 @@ class RoutingSettings:
     query_prefix: str | None = None  # None: the embedder's default
     document_prefix: str = ""
     rerank: bool = False  # measured: the MS MARCO cross-encoder breaks more than it fixes (docs/routing.md)
-    threads: int = 1
+    threads: int = 2  # the embedder's threads, and how many re-ranked pairs run side by side
     calibration: str | None = None  # a calibration JSON from `nexus-gateway calibrate`; None: defaults
     startup_wait: float = 20.0  # seconds serve waits for the first router build
 

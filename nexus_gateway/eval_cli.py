@@ -69,7 +69,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--query-prefix", default=None)
     parser.add_argument("--document-prefix", default="")
     parser.add_argument("--no-rerank", action="store_true", help="disable the cross-encoder gate")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--threads", type=int, default=2, help="embedder threads, and re-ranked pairs side by side (default 2)"
+    )
     parser.add_argument("--lexical-weight", type=float, default=None, help="override the calibrated fusion weight")
     parser.add_argument("--affordance-weight", type=float, default=None, help="override the slot-affordance weight")
     parser.add_argument("--mood-weight", type=float, default=None, help="override the read/write mismatch penalty")
@@ -103,7 +105,7 @@ def build_models(args: argparse.Namespace) -> tuple[Embedder, CrossEncoder | Non
             threads=spec.threads,
         )
     embedder = Embedder(spec)
-    cross = None if args.no_rerank else CrossEncoder(threads=args.threads)
+    cross = None if args.no_rerank else CrossEncoder(workers=args.threads)
     return embedder, cross
 
 

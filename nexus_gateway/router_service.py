@@ -64,7 +64,7 @@ class RouterService:
             self.embedder = Embedder(spec)
             self.store = VectorStore(self.cache, self.embedder.model_tag)
             if self.settings.rerank:
-                self.cross_encoder = CrossEncoder(threads=self.settings.threads)
+                self.cross_encoder = CrossEncoder(workers=self.settings.threads)  # one thread per pair
             self.calibration = self._calibration()
         except NexusError as exc:
             self.error = str(exc)

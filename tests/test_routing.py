@@ -13,7 +13,7 @@ from mcp import ClientSession
 
 from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, tool_affordances, tool_requirements
 from nexus_gateway.confirmation import confirmation_reason
-from nexus_gateway.embedder import CrossEncoder, Embedder
+from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
 from nexus_gateway.platforms import named_platforms, server_platforms
@@ -45,6 +45,21 @@ def test_embedder_is_deterministic_and_normalised(embedder: Embedder) -> None:
     near = embedder.embed_document(tool_document("list_pull_requests", "List pull requests in a repository."))
     far = embedder.embed_document(tool_document("get_current_time", "Get current time in a specific timezone."))
     assert float(first @ near) > float(first @ far) + 0.1
+
+
+def test_the_embedder_gives_the_same_vectors_on_one_or_two_threads(embedder: Embedder) -> None:
+    """Queries embed on two threads (faster); the registry cache and the calibrations hold vectors made
+    on one, so the two must agree to the bit, documents and queries, short and long."""
+    assert embedder.spec.threads == 2
+    one = Embedder(EmbedderSpec(threads=1))
+    texts = [
+        "list open pull requests",
+        "In northwind/inventory-api, open src/config/database.ts on the release/2.4 branch " * 4,
+    ]
+    for text in texts:
+        assert np.array_equal(one.embed_query(text), embedder.embed_query(text))
+        assert np.array_equal(one.embed_document(text), embedder.embed_document(text))
+    assert one.model_tag == embedder.model_tag
 
 
 def test_cross_encoder_prefers_the_relevant_document() -> None:
