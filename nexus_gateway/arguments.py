@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .decoding import SchemaDecoder, Vocabulary
-from .engine import GenerationBackend
+from .engine import ContextOverflow, GenerationBackend
 from .grounding import ground
 from .ir import compressed_ir
 from .mentions import (
@@ -42,6 +42,10 @@ from .window import SessionWindow, refers_back
 if TYPE_CHECKING:
     from .block_store import SchemaBlocks
     from .kv_splice import SpliceReport
+
+# Positions kept free after the prompt for the arguments object: a few strings of at most
+# decoding.MAX_STRING_TOKENS each, keys and punctuation.
+ARGUMENTS_ROOM = 256
 
 SYSTEM = (
     "You turn a request into the JSON arguments of one tool call. Use only values that the request or the "
@@ -256,6 +260,12 @@ class ArgumentGenerator:
             tool_tokens = self.engine.tokenize(ir)
             block_key = ir_block_key(block_key, ir) if block_key is not None and focus is None else None
         suffix = self.engine.tokenize(request_text(intent, window_text))
+        prompt_length = len(self.prefix_tokens) + len(tool_tokens) + len(suffix)
+        if prompt_length + ARGUMENTS_ROOM > self.engine.context_size():
+            raise ContextOverflow(
+                f"the request and the tool's form take {prompt_length} tokens; the local model's context holds "
+                f"{self.engine.context_size()}, {ARGUMENTS_ROOM} of them kept for the arguments"
+            )
         with self.engine.lock:
             started = time.perf_counter()
             spliced = self.blocks is not None and block_key is not None
@@ -299,7 +309,7 @@ class ArgumentGenerator:
             raw,
             dropped,
             required,
-            len(self.prefix_tokens) + len(tool_tokens) + len(suffix),
+            prompt_length,
             computed,
             timings,
             decoder.stats.chosen,

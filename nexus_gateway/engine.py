@@ -45,6 +45,10 @@ class EngineError(NexusError):
     """The model could not be loaded or a decode failed."""
 
 
+class ContextOverflow(EngineError):
+    """A prompt, or a prompt and what is being generated after it, needs positions past the context."""
+
+
 @dataclass(frozen=True)
 class EngineSettings:
     """What the engine needs; ``n_threads=1`` in tests (two OpenMP threads on a busy 2-core box crawl)."""
@@ -67,6 +71,8 @@ class GenerationBackend(Protocol):
     def pieces(self) -> list[bytes]: ...
 
     def cursor(self, prompt: list[int], *, logits: bool = True) -> Cursor: ...
+
+    def context_size(self) -> int: ...
 
 
 @functools.cache
@@ -150,6 +156,10 @@ class LlamaEngine:
             ]
         return self._pieces
 
+    def context_size(self) -> int:
+        """Positions one sequence can hold: its prompt and what is generated after it."""
+        return self.settings.n_ctx
+
     def cursor(self, prompt: list[int], *, logits: bool = True) -> Cursor:
         """A fresh work sequence holding ``prompt``.
 
@@ -176,6 +186,10 @@ class LlamaEngine:
     ) -> np.ndarray | None:
         """Decode ``tokens`` at ``positions`` (ascending; gaps allowed: the causal mask is by position) and
         return the last token's next-token logits."""
+        if positions and positions[-1] >= self.settings.n_ctx:
+            # before any decode: a prompt that cannot fit would otherwise be half computed first (a minute
+            # for a pasted document) and evict every warm prompt from the arena on its way
+            raise ContextOverflow(f"the prompt does not fit the context of {self.settings.n_ctx} tokens")
         batch = self._batch
         step = self.settings.n_batch
         for start in range(0, len(tokens), step):
@@ -190,8 +204,6 @@ class LlamaEngine:
             last = start + step >= len(tokens)
             if last and want_logits:
                 batch.logits[len(chunk) - 1] = True
-            if positions[start + len(chunk) - 1] >= self.settings.n_ctx:
-                raise EngineError(f"the prompt does not fit the context of {self.settings.n_ctx} tokens")
             code = self._ll.llama_decode(self._ctx, batch)
             while code == 1 and self.arena.evict_lru():  # no free cells: forget the least recently used prompt
                 code = self._ll.llama_decode(self._ctx, batch)

@@ -17,7 +17,7 @@ import anyio
 from .arguments import ArgumentGenerator, Generation, tool_blocks
 from .block_store import SchemaBlocks
 from .cache import RegistryCache
-from .engine import EngineError, EngineSettings, LlamaEngine
+from .engine import ContextOverflow, EngineError, EngineSettings, LlamaEngine
 from .exceptions import NexusError
 from .ir import compressed_ir
 from .model_store import DEFAULT_MODEL, GGUF_MODELS, lookup, model_path, verify
@@ -196,7 +196,10 @@ class GenerationService:
             generation = generator.generate(*args, block_key=entry.key, given=given)
             if mode == "auto" and generation.missing:
                 # the signature left required arguments unresolved: let the model read the whole schema
-                full = generator.generate(*args, full_schema=True, block_key=entry.key, given=given)
+                try:
+                    full = generator.generate(*args, full_schema=True, block_key=entry.key, given=given)
+                except ContextOverflow:  # the whole schema does not fit beside this request
+                    return generation
                 full.fallback_from = generation.missing
                 if len(full.missing) < len(generation.missing):
                     return full

@@ -13,6 +13,7 @@ from typing import Any
 
 from .affordance import argument_slots
 from .confirmation import confirmation_message, confirmation_reason
+from .engine import ContextOverflow
 from .gateway import Gateway
 from .routing import Candidate
 from .upstream import ProgressCallback
@@ -83,19 +84,36 @@ async def call_intent(
     close_call = result.margin < tau
     if arguments is None and gateway.settings.judge and gateway.generation.ready and close_call:
         close = [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]]
-        entry, judge_ms = await gateway.generation.choose(close, intent)
-        trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
+        try:
+            entry, judge_ms = await gateway.generation.choose(close, intent)
+        except ContextOverflow as exc:  # the router's choice stands
+            trace["judge"] = {"error": str(exc)}
+        else:
+            trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
     generation = None
     window = gateway.generation.window(session)
     defaults = gateway.defaults(entry)
     missing: list[str] = []
+    too_long = None
     if arguments is None and gateway.generation.ready:
-        generation = await gateway.generation.generate(entry, intent, window, given=defaults.keys())
-        trace["generation"] = generation.trace()
-        missing = generation.missing
-        if not missing:
-            arguments = generation.arguments
+        try:
+            generation = await gateway.generation.generate(entry, intent, window, given=defaults.keys())
+        except ContextOverflow as exc:  # a pasted document: the host can still fill the arguments in
+            too_long = str(exc)
+            trace["generation"] = {"error": too_long}
+        else:
+            trace["generation"] = generation.trace()
+            missing = generation.missing
+            if not missing:
+                arguments = generation.arguments
     if arguments is None:
+        ask_again = f"Call `call` again with the arguments for {entry.id}, or call_tool directly."
+        if too_long:
+            message = f"The local model cannot fill in the arguments ({too_long}). {ask_again}"
+        elif missing:
+            message = f"The request does not say {', '.join(missing)}. {ask_again}"
+        else:
+            message = ask_again
         return IntentOutcome(
             report={
                 "status": "needs_arguments",
@@ -104,12 +122,7 @@ async def call_intent(
                 "inputSchema": entry.input_schema,
                 "missing": missing,
                 "arguments": gateway.with_defaults(entry, generation.arguments if generation else {}),
-                "message": (
-                    f"The request does not say {', '.join(missing)}. Call `call` again with the arguments "
-                    f"for {entry.id}, or call_tool directly."
-                    if missing
-                    else f"Call `call` again with the arguments for {entry.id}, or call_tool directly."
-                ),
+                "message": message,
                 "trace": trace,
             }
         )

@@ -17,7 +17,7 @@ from mcp.types import CallToolResult
 
 from nexus_gateway.arguments import ArgumentGenerator
 from nexus_gateway.decoding import schema_grammar
-from nexus_gateway.engine import EngineSettings, LlamaEngine
+from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.grounding import ground
@@ -1130,6 +1130,23 @@ def test_a_key_the_gateway_fills_in_is_neither_forced_nor_missing(generator: Arg
     assert relaxed.missing == [] and relaxed.arguments.get("max_count") == 3, relaxed.trace()
 
 
+def test_a_request_too_long_for_the_context_fails_at_once_and_keeps_the_prefix_warm(
+    generator: ArgumentGenerator,
+) -> None:
+    """A pasted document used to be prefilled chunk by chunk until a position passed the context (a
+    minute), evicting the warm prompts on its way; now it is refused before any decode."""
+    tool = next(t for t in REGISTRY if t["name"] == "git_log")
+    args = ("git_log", tool["inputSchema"], tool["description"])
+    long = "show the last 3 commits. " + "This matters a great deal to the whole team today. " * 500
+    with pytest.raises(ContextOverflow, match="context holds 4096"):
+        generator.generate(*args, long, given={"repo_path"})
+    with pytest.raises(ContextOverflow):
+        generator.engine.cursor(generator.engine.tokenize(long * 2))
+    after = generator.generate(*args, "show the last 3 commits", given={"repo_path"})
+    assert after.arguments.get("max_count") == 3
+    assert after.computed_tokens < len(generator.prefix_tokens)  # the system prefix is still warm
+
+
 def test_output_is_always_schema_valid_on_random_registry_schemas(generator: ArgumentGenerator) -> None:
     rng = random.Random(7)
     tools = rng.sample([t for t in REGISTRY if (t["inputSchema"] or {}).get("properties")], 6)
@@ -1217,6 +1234,18 @@ async def test_call_intent_missing_required_value_is_asked_not_invented(
     session, _ = gateway
     answer = result_json(await call_when_generating(session, "write a new file saying hello"))
     assert answer["status"] == "needs_arguments" and "path" in answer["missing"]
+
+
+@pytest.mark.anyio
+async def test_a_request_too_long_for_the_model_leaves_the_arguments_to_the_host(
+    gateway: tuple[ClientSession, Path],
+) -> None:
+    session, _ = gateway
+    intent = "echo back this text: " + "the quick brown fox jumps over the lazy dog " * 600
+    answer = result_json(await call_when_generating(session, intent))
+    assert answer["status"] == "needs_arguments" and answer["tool"], answer.get("message")
+    assert "cannot fill in the arguments" in answer["message"] and "context holds" in answer["message"]
+    assert "error" in answer["trace"]["generation"]
 
 
 @pytest.mark.anyio
