@@ -92,6 +92,17 @@ def json_object_option(text: str, flag: str) -> dict[str, Any]:
     return value
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: ``--limit 0`` used to print the default count and ``-3`` all but three."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
 def print_json(value: Any) -> None:
     sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
 
@@ -306,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true", help="print JSON instead of a table")
     search = command("search", cmd_search, "Search the tools of every upstream.")
     search.add_argument("query")
-    search.add_argument("--limit", type=int, default=None)
+    search.add_argument("--limit", type=positive_int, default=None, help="how many tools (default: nexus.search_limit)")
     search.add_argument("--json", action="store_true")
     call = command("call", cmd_call, "Call one tool by id and print the upstream result as JSON.")
     call.add_argument("tool", metavar="TOOL_ID")

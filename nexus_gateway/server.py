@@ -190,9 +190,8 @@ class HostSurface:
                 return await self._surface_call(ctx, name, arguments)
             entry = self.gateway.exposed_entry(name)
             if entry is None:
-                return error_result(
-                    f"Unknown tool {name!r}. This gateway offers search_tools, describe_tool and call_tool."
-                )
+                offered = ", ".join(tool.name for tool in SURFACE)
+                return error_result(f"Unknown tool {name!r}. This gateway offers {offered}.")
             return await self._forward_exposed(ctx, name, arguments)
         except ArgumentError as exc:
             return error_result(str(exc))

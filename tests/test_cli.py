@@ -74,6 +74,8 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     assert blank.returncode == 1 and "field 'intent': is blank" in blank.stderr and blank.stdout == ""
     blank_search = run("search", "--config", str(config), "", cache=tmp_path)
     assert blank_search.returncode == 1 and "field 'query': is blank" in blank_search.stderr
+    no_hits = run("search", "--config", str(config), "--limit", "0", "echo", cache=tmp_path)
+    assert no_hits.returncode == 2 and "--limit: must be a positive integer, got 0" in no_hits.stderr
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"mcpServers": {"gh": {"url": "ftp://nope"}}}))
     invalid = run("status", "--config", str(broken), cache=tmp_path)

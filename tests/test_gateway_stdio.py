@@ -136,7 +136,7 @@ async def test_unknown_tool_id_suggests_close_ids(gateway: ClientSession) -> Non
     assert result.is_error
     assert "Unknown tool 'time__convert_tme'" in result_text(result) and "time__convert_time" in result_text(result)
     direct = await gateway.call_tool("no_such_surface_tool", {})
-    assert direct.is_error and "search_tools" in result_text(direct)
+    assert direct.is_error and "search_tools" in result_text(direct) and "call." in result_text(direct)
 
 
 async def test_malformed_surface_request_is_an_error_result(gateway: ClientSession) -> None:
