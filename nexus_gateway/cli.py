@@ -325,6 +325,10 @@ def build_parser() -> argparse.ArgumentParser:
     ask = command("ask", cmd_ask, "Say what to do in one sentence: route, fill in the arguments, call.")
     ask.add_argument("intent", metavar="INTENT")
     ask.add_argument("--args", default=None, metavar="JSON", help="arguments for the chosen tool, if known")
+    for generating in (serve, ask):
+        generating.add_argument(
+            "--model", metavar="GGUF", help="the local LLM: a GGUF path or a model name (default: nexus.model)"
+        )
     ask.add_argument(
         "--yes",
         action="store_true",
@@ -350,6 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "offline", None):
             return int(args.offline(args))
         config = read_config(args)
+        if getattr(args, "model", None):  # --model wins over nexus.model
+            config = replace(config, settings=replace(config.settings, model=args.model))
 
         async def run() -> int:
             return int(await args.handler(args, config))

@@ -86,6 +86,17 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     assert invalid.stdout == ""
 
 
+def test_model_flag_overrides_the_configured_model(tmp_path: Path) -> None:
+    """Issue 4: ``--model PATH`` takes any other GGUF, as ``nexus.model`` does; a file llama.cpp cannot
+    load turns generation off with the reason, and the gateway still routes."""
+    config = write_config(tmp_path / "c.json", {"fault": fault_server()}, model="qwen2.5-coder-0.5b")
+    fake = tmp_path / "other.gguf"
+    fake.write_bytes(b"GGUF" + bytes(64))
+    done = run("ask", "--config", str(config), "--model", str(fake), "echo back hello", cache=tmp_path)
+    assert f"argument generation off: llama.cpp could not load {fake}" in done.stderr, done.stderr
+    assert "nothing called (needs_arguments)" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_ask_routes_fills_in_the_arguments_and_calls(tmp_path: Path) -> None:
     """`ask` is `call(intent)` from the terminal, with the real default model: the upstream result on
     stdout, the tool and its arguments on stderr; a request that leaves a required value out gets the
