@@ -221,8 +221,8 @@ def scan() -> str:
         f"{bfcl_escalated:.0f}% of decisions escalated, {bfcl_k} candidates re-ranked as `calibrate` chose"
         if bfcl_escalated
         else "the gate off: `calibrate` keeps it only when its top-1 flips on the calibration half pass a "
-        "one-sided sign test at 5%, and BFCL's fixed 4 and broke 3 (p = 0.5; session 21's calibration "
-        "switched it on for those and measured 67.5 ms here, with 2 fixed and 2 broken on this half)"
+        "one-sided sign test at 5% (session 22). Before, BFCL's calibration had switched it on for 4 decisions "
+        "fixed and 3 broken (p = 0.5), and this table measured 67.5 ms, with 2 fixed and 2 broken on this half"
     )
 
     def stage(row: dict[str, Any] | None, name: str) -> str:
