@@ -361,8 +361,11 @@ def calibrate(
             found.append(next((k for k, c in enumerate(result.candidates) if int(c.id) in accepted), None))
         return found
 
+    def reciprocal_rank_of(found: list[int | None]) -> float:
+        return sum(1.0 / (1 + rank) for rank in found if rank is not None)
+
     def reciprocal_rank(calibration: Calibration, rerank: bool = False) -> float:
-        return sum(1.0 / (1 + rank) for rank in ranks(calibration, rerank) if rank is not None)
+        return reciprocal_rank_of(ranks(calibration, rerank))
 
     grid = [
         replace(base, lexical_weight=lex, affordance_weight=aff, mood_weight=mood, name_weight=name, floor=-1e9)
@@ -403,16 +406,16 @@ def calibrate(
             for weight in RERANK_GRID
             for k in RERANK_K_GRID
         ]
-        # ties go to the smaller weight, then to fewer pairs (each costs ~12 ms on one core)
         try:
-            chosen = max(gated, key=lambda c: (reciprocal_rank(c, rerank=True), -c.rerank_weight, -c.rerank_k))
-            if chosen.rerank_weight > 0 and not gate_earns_its_cost(
-                ranks(replace(calibration, floor=-1e9)), ranks(chosen, rerank=True)
-            ):
-                chosen = replace(chosen, rerank_weight=0.0)
+            scored = [(ranks(c, rerank=True), c) for c in gated]
         finally:
             for router in routers:
                 router.cross_encoder = evaluation.cross_encoder
+        # ties go to the smaller weight, then to fewer pairs (each costs ~12 ms on one core)
+        found, chosen = max(scored, key=lambda s: (reciprocal_rank_of(s[0]), -s[1].rerank_weight, -s[1].rerank_k))
+        ungated = next(f for f, c in scored if c.rerank_weight == 0)  # weight 0 never escalates: the router's own
+        if chosen.rerank_weight > 0 and not gate_earns_its_cost(ungated, found):
+            chosen = replace(chosen, rerank_weight=0.0)
         calibration = replace(calibration, rerank_weight=chosen.rerank_weight, rerank_k=chosen.rerank_k)
     evaluation.calibration = calibration
     if evaluation._router_cache is not None:
