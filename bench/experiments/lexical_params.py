@@ -1,0 +1,93 @@
+"""BM25's k1 and b, and how often the tool name counts in the lexical document, with the stored
+calibration's fusion weights held fixed (docs/routing.md, "BM25's k1").
+
+Each setting is compared with the shipped one (k1 = 0.8, b = 0.75, name twice) request by request over
+all dev requests, both halves: top-1 right, the decisions it fixes and breaks, and a one-sided sign test.
+
+    python bench/experiments/lexical_params.py [--registry github|bfcl]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nexus_gateway import lexical
+from nexus_gateway.cache import RegistryCache
+from nexus_gateway.calibration import load_calibration
+from nexus_gateway.embedder import Embedder
+from nexus_gateway.evaluation import (
+    RoutingEvaluation,
+    embed_queries,
+    embed_tools,
+    load_queries,
+    load_registries,
+    sign_test_p,
+)
+from nexus_gateway.vectors import VectorStore
+
+S = Path(__file__).resolve().parents[3] / "shared" / "data"
+SETS = {
+    "github": (["github-mcp.json", "mcp-pool.json"], "github-dev.jsonl", [250, None]),
+    "bfcl": (["bfcl-functions.json"], "bfcl-dev.jsonl", [None]),
+}
+
+
+def name_counted(times: int) -> Callable[[lexical.LexicalDocument], list[str]]:
+    def tokens(self: lexical.LexicalDocument) -> list[str]:
+        name = lexical.tokenize(self.name)
+        rest = [self.description, " ".join(self.parameters), " ".join(self.enum_values)]
+        return name * times + [token for text in rest for token in lexical.tokenize(text)]
+
+    return tokens
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--registry", choices=sorted(SETS), default="bfcl")
+    args = parser.parse_args()
+    files, query_file, sizes = SETS[args.registry]
+    registries = [str(S / "registries" / f) for f in files]
+    tools = load_registries(registries)
+    queries = load_queries(S / "queries" / query_file)
+    embedder, cache = Embedder(), RegistryCache()
+    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
+    calibration = load_calibration(cache, registries, embedder.model_tag)
+    query_vectors = embed_queries(embedder, queries)
+    shipped_init, shipped_tokens = lexical.BM25Index.__init__, lexical.LexicalDocument.tokens
+
+    def right(k1: float, b: float, tokens: Any) -> np.ndarray:
+        def init(self: lexical.BM25Index, documents: Any, **_: Any) -> None:
+            shipped_init(self, documents, k1=k1, b=b)
+
+        lexical.BM25Index.__init__ = init  # type: ignore[method-assign]
+        lexical.LexicalDocument.tokens = tokens  # type: ignore[method-assign]
+        evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
+        ok = []
+        for size in sizes:
+            for query, vector in zip(queries, query_vectors, strict=True):
+                registry, accepted = evaluation.protocol.registry(query, size)
+                result = evaluation.router(registry).route_vector(query["query"], vector, limit=3, allow_rerank=False)
+                ok.append(int(result.candidates[0].id) in accepted)
+        return np.array(ok)
+
+    base = right(0.8, 0.75, shipped_tokens)
+    settings = [(k1, 0.75, 2) for k1 in (1.2, 1.0, 0.6, 0.4)] + [(0.8, b, 2) for b in (0.5, 0.6, 0.9, 1.0)]
+    settings += [(0.8, 0.75, 1), (0.8, 0.75, 3)]
+    print(f"{args.registry}: shipped (k1 0.8, b 0.75, name twice) {base.sum()} of {len(base)} top-1")
+    for k1, b, times in settings:
+        ok = right(k1, b, name_counted(times))
+        fixed, broken = int((~base & ok).sum()), int((base & ~ok).sum())
+        print(
+            f"k1 {k1} b {b} name x{times}: {ok.sum()} of {len(ok)}; against shipped {fixed} fixed, {broken} broken "
+            f"(one-sided sign test p {sign_test_p(fixed, broken):.3f})",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
