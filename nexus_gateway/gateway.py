@@ -112,8 +112,14 @@ class Gateway:
                 continue  # removed since the router was built
         return hits, result
 
-    async def route(self, intent: str, limit: int = 5, given: frozenset[str] = frozenset()) -> RouteResult | None:
-        return await self.routing.route(intent, limit=limit, given=given)
+    async def route(
+        self,
+        intent: str,
+        limit: int = 5,
+        given: frozenset[str] = frozenset(),
+        carried: frozenset[str] = frozenset(),
+    ) -> RouteResult | None:
+        return await self.routing.route(intent, limit=limit, given=given, carried=carried)
 
     def describe(self, tool_id: str) -> ToolEntry:
         return self.registry.get(tool_id)

@@ -58,7 +58,9 @@ async def call_intent(
 ) -> IntentOutcome:
     """Route the intent; forward when arguments are given or generated, else ask for them."""
     require_words("call", "intent", intent, BLANK_INTENT)
-    result = await gateway.route(intent, given=argument_slots(arguments))
+    window = gateway.generation.window(session)
+    carried = window.carried_slots(intent)
+    result = await gateway.route(intent, given=argument_slots(arguments), carried=carried)
     if result is None:
         hits, _ = await gateway.search(intent, 5)
         return IntentOutcome(
@@ -69,6 +71,8 @@ async def call_intent(
             }
         )
     trace = result.trace()
+    if carried:
+        trace["carried"] = sorted(carried)
     if result.abstained or result.chosen is None:
         return IntentOutcome(
             report={
@@ -91,7 +95,6 @@ async def call_intent(
         else:
             trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
     generation = None
-    window = gateway.generation.window(session)
     defaults = gateway.defaults(entry)
     missing: list[str] = []
     too_long = None

@@ -136,14 +136,21 @@ class RouterService:
                 await anyio.sleep(0.05)
         return self.ready
 
-    async def route(self, intent: str, limit: int = 5, given: frozenset[str] = frozenset()) -> RouteResult | None:
-        """Route on the current router (None when models are unavailable); ``given`` as in ``Router.route``."""
+    async def route(
+        self,
+        intent: str,
+        limit: int = 5,
+        given: frozenset[str] = frozenset(),
+        carried: frozenset[str] = frozenset(),
+    ) -> RouteResult | None:
+        """Route on the current router (None when models are unavailable); ``given`` and ``carried`` as in
+        ``Router.route``."""
         router = self.router
         if router is None:
             return None
 
         def run() -> RouteResult:
-            return router.route(intent, limit=limit, given=given)
+            return router.route(intent, limit=limit, given=given, carried=carried)
 
         return await anyio.to_thread.run_sync(run, limiter=self._limiter)
 

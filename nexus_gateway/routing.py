@@ -12,6 +12,8 @@ Pipeline (each stage timed in the trace):
    and the share of the tool's server whose tools take the slots the request names
    (``server_affordances``); and a fixed penalty for a tool whose server works on another platform
    than the one the request names ("… on Bitbucket", ``platforms.py``).
+   A follow-up in a session ("close it") that names no slot of its own counts the slot kinds its
+   window's requests named (``carried``, from ``SessionWindow.carried_slots``).
 3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
    candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
    with the fused score.
@@ -252,19 +254,34 @@ class Router:
         return [self._row_doc[i] for i in self.slb.ids]
 
     def route(
-        self, intent: str, *, limit: int = 5, allow_rerank: bool = True, given: frozenset[str] = frozenset()
+        self,
+        intent: str,
+        *,
+        limit: int = 5,
+        allow_rerank: bool = True,
+        given: frozenset[str] = frozenset(),
+        carried: frozenset[str] = frozenset(),
     ) -> RouteResult:
-        """``given``: slot kinds the caller supplies besides the intent (``affordance.argument_slots``)."""
+        """``given``: slot kinds the caller supplies besides the intent (``affordance.argument_slots``);
+        ``carried``: slot kinds a follow-up refers back to (``SessionWindow.carried_slots``), counted as
+        if the intent named them."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
         query = self.embedder.embed_query(intent)
         timings["embed"] = (time.perf_counter() - started) * 1000
-        return self.route_vector(intent, query, limit=limit, allow_rerank=allow_rerank, timings=timings, given=given)
+        return self.route_vector(
+            intent, query, limit=limit, allow_rerank=allow_rerank, timings=timings, given=given, carried=carried
+        )
 
     def fuse(
-        self, intent: str, cosine: np.ndarray, given: frozenset[str] = frozenset()
+        self,
+        intent: str,
+        cosine: np.ndarray,
+        given: frozenset[str] = frozenset(),
+        carried: frozenset[str] = frozenset(),
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Every row's lexical signal (0..1) and fused score for ``intent``, given its cosines."""
+        """Every row's lexical signal (0..1) and fused score for ``intent``, given its cosines; ``carried``
+        slot kinds count as named by the intent (affordance, server share, filled requirements)."""
         calibration = self.calibration
         terms = self.bm25.query_terms(intent)
         lexical = self.bm25.term_scores(terms)
@@ -273,7 +290,7 @@ class Router:
         fused = cosine + np.float32(calibration.lexical_weight) * lexical
         if calibration.name_weight:
             fused = fused + np.float32(calibration.name_weight) * self.names.scores(terms)
-        slots = query_slots(intent)
+        slots = query_slots(intent) | carried
         if slots and calibration.affordance_weight:
             share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
             fused = fused + np.float32(calibration.affordance_weight) * share
@@ -304,6 +321,7 @@ class Router:
         allow_rerank: bool = True,
         timings: dict[str, float] | None = None,
         given: frozenset[str] = frozenset(),
+        carried: frozenset[str] = frozenset(),
     ) -> RouteResult:
         timings = timings if timings is not None else {}
         calibration = self.calibration
@@ -313,7 +331,7 @@ class Router:
         cosine = self.slb.scores(query)
         timings["scan"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        lexical, fused = self.fuse(intent, cosine, given)
+        lexical, fused = self.fuse(intent, cosine, given, carried)
         k = min(max(RETRIEVE_K, limit), len(fused))
         top = np.argpartition(-fused, k - 1)[:k] if k < len(fused) else np.arange(len(fused))
         top = top[np.lexsort((top, -fused[top]))]

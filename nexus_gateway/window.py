@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from .affordance import query_slots
 from .lexical import STOPWORDS, tokenize
 
 SURROGATE_CHARS = 240  # ~64 tokens
@@ -316,6 +317,16 @@ class SessionWindow:
         """The held call, if the host has now run that very tool; any other call ends the hold."""
         held, self.held = self.held, None
         return held if held is not None and held.tool_id == tool_id else None
+
+    def carried_slots(self, intent: str) -> frozenset[str]:
+        """The slot kinds a follow-up refers back to, for routing: "close it", "open that file" name no
+        repository, number or path of their own, so among many servers they go to whatever tool shares a
+        word (Playwright's ``browser_close``). When the intent points back and names no slot itself, the
+        kinds its window's requests named count as its own (docs/routing.md: among 1,317 tools 3 of 18
+        dialogue follow-ups fixed, none broken; 1 of 166 requests after an unrelated turn lost)."""
+        if not self.turns or not refers_back(intent) or query_slots(intent):
+            return frozenset()
+        return frozenset().union(*(query_slots(turn.intent) for turn in self.turns))
 
     def add(self, intent: str, tool: str, arguments: dict[str, Any], result: Any) -> None:
         parsed = _parsed(result)

@@ -25,6 +25,7 @@ from nexus_gateway.routing import (
     server_affordances,
     tool_document,
 )
+from nexus_gateway.window import SessionWindow
 
 FIXTURES = TESTS / "fixtures"
 REGISTRY = FIXTURES / "local_registry.json"
@@ -261,6 +262,40 @@ async def test_call_intent_with_arguments_forwards_and_traces(gateway: ClientSes
     assert blank.is_error and "field 'intent': is blank" in result_text(blank)
     blank_search = await gateway.call_tool("search_tools", {"query": "   "})
     assert blank_search.is_error and "field 'query': is blank" in result_text(blank_search)
+
+
+@pytest.mark.anyio
+async def test_a_follow_up_is_routed_with_the_slots_its_window_named(gateway: ClientSession) -> None:
+    first = await gateway.call_tool(
+        "call", {"intent": "add the two numbers 19 and 23", "arguments": {"a": 19, "b": 23}}
+    )
+    assert not first.is_error and "carried" not in (first.meta or {})["io.nexus-gateway/trace"]
+    again = await gateway.call_tool(
+        "call", {"intent": "now add those two numbers again", "arguments": {"a": 42, "b": 42}}
+    )
+    assert not again.is_error and "84" in result_text(again)
+    assert "number" in (again.meta or {})["io.nexus-gateway/trace"]["carried"]
+
+
+def test_what_a_follow_up_carries_from_its_window(embedder: Embedder) -> None:
+    window = SessionWindow()
+    assert window.carried_slots("close it") == frozenset()  # nothing to point back at
+    window.add("show issue 42 in octo-org/app", "issue_read", {"owner": "octo-org", "repo": "app"}, "{}")
+    assert window.carried_slots("close it") == {"number", "repo"}
+    assert window.carried_slots("close issue 7 too") == frozenset()  # names its own number
+    assert window.carried_slots("list notifications") == frozenset()  # does not point back
+    numbered = {"properties": {"owner": {}, "repo": {}, "issue_number": {"type": "integer"}}}
+    docs = [
+        RouteDoc.of_tool("gh__update_issue_state", "update_issue_state", "", [], numbered, None, "github"),
+        RouteDoc.of_tool("pw__browser_close", "browser_close", "", [], {}, None, "playwright"),
+    ]
+    vector = embedder.embed_document("close")
+    calibration = Calibration(floor=-9.0, lexical_weight=0.0, name_weight=0.0, server_weight=0.0)
+    router = Router(embedder, docs, np.stack([vector, vector]), calibration)
+    alone = {c.id: c.score for c in router.route("close it").candidates}
+    assert alone["gh__update_issue_state"] == alone["pw__browser_close"]
+    carried = router.route("close it", carried=window.carried_slots("close it"))
+    assert carried.chosen == "gh__update_issue_state" and carried.margin == pytest.approx(0.2, abs=1e-6)
 
 
 @pytest.mark.anyio
