@@ -119,6 +119,23 @@ def routing_table(document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def follow_up_table(document: dict[str, Any]) -> str:
+    """The dialogues' follow-up turns, routed as the gateway routes a session's turn and alone."""
+    lines = [
+        f"Follow-up turns of the dialogues (`{Path(document['dialogues']).name}`, every dialogue: no turn of them "
+        "was used to calibrate), each routed with the session's window of the turns before it, as `call` "
+        "routes them (`SessionWindow.carried_slots`), and alone:\n",
+        "| N | n | top-1 with the window [95% CI] | top-1 alone | fixed / broken |",
+        "|---|---|---|---|---|",
+    ]
+    for label, f in document["follow_ups"].items():
+        lines.append(
+            f"| {label} | {f['n']} | {pct(f['top1'])} {ci(f['top1_ci'])} | {pct(f['top1_alone'])} | "
+            f"{f['fixed']} / {f['broken']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 ROUTING_NOTE = """Session 18's re-run (typo correction checked to one edit, identifier parts left alone, four more
 verbs of change) moved the calibration: on the even half it chose name weight 0.2 and required-slot
 penalty 0.3 instead of 0.15 and 0.2 (one decision better there at N = 250), which costs two decisions on
@@ -166,6 +183,8 @@ def routing() -> str:
         calibration = document.get("calibration", {})
         knobs = ", ".join(f"{k} {v:.3g}" for k, v in calibration.items() if isinstance(v, int | float))
         parts.append(f"### {title}\n\n{routing_table(document)}\n\nCalibration used: {knobs}.\n")
+        if document.get("follow_ups"):
+            parts.append(follow_up_table(document))
     parts.append(
         "Latency columns are the whole route (query embedding + scan + fusion + gate, and the cross-encoder when "
         "the gate escalates) measured inside the eval on a busy machine; `bench/slb_scan.py` below measures it "

@@ -7,7 +7,7 @@ R=bench/results
 GH="--registry $S/registries/github-mcp.json --registry $S/registries/mcp-pool.json"
 nexus-gateway calibrate $GH --queries $S/queries/github-dev.jsonl --part even --size 250,all > $R/calibration-github.json
 nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --part odd --sizes 10,50,100,250,all \
-  --json $R/routing-github-odd.json --plot docs/img/routing-github.png
+  --dialogues $S/queries/github-dialogues-dev.jsonl --json $R/routing-github-odd.json --plot docs/img/routing-github.png
 nexus-gateway eval routing $GH --queries $S/queries/github-dev.jsonl --sizes 250,all --json $R/routing-github-all.json
 nexus-gateway calibrate --registry $S/registries/github-mcp.json --queries $S/queries/github-dev.jsonl \
   --part even > $R/calibration-github-only.json

@@ -13,7 +13,7 @@ import orjson
 from .cache import RegistryCache
 from .calibration import calibration_path, load_calibration, save_calibration
 from .embedder import CrossEncoder, Embedder, EmbedderSpec
-from .eval_args import cmd_eval_args
+from .eval_args import cmd_eval_args, load_dialogues
 from .evaluation import (
     CONTEXTS,
     RoutingEvaluation,
@@ -160,6 +160,7 @@ def cmd_eval_routing(args: argparse.Namespace) -> int:
     evaluation, queries, query_vectors, cache = prepare(args)
     irrelevant = load_queries(args.irrelevant, answerable=False) if args.irrelevant else []
     irrelevant_vectors = embed_queries(evaluation.embedder, irrelevant)
+    dialogues = load_dialogues(args.dialogues) if args.dialogues else []
     tokenizer = evaluation.embedder.tokenizer
     token_counts = schema_tokens(evaluation.tools, tokenizer)
     document: dict[str, Any] = {
@@ -172,6 +173,8 @@ def cmd_eval_routing(args: argparse.Namespace) -> int:
         "registries": args.registry,
         "queries": args.queries,
         "irrelevant": args.irrelevant,
+        "dialogues": args.dialogues,
+        "follow_ups": {},
         "seed": args.seed,
         "part": args.part,
     }
@@ -186,6 +189,8 @@ def cmd_eval_routing(args: argparse.Namespace) -> int:
         tokens = round(_mean(token_counts) * count)  # mean schema length × N
         document["concat_tokens"][label] = tokens
         document["concat_overflows"][label] = [name for name, limit in CONTEXTS.items() if tokens > limit]
+        if dialogues:
+            document["follow_ups"][label] = evaluation.run_follow_ups(dialogues, size)
     print_table(document)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
@@ -219,6 +224,11 @@ def print_table(document: dict[str, Any]) -> None:
             f"{_pct(r['abstain_precision']):>6}  {_pct(r['abstain_recall']):>6}  {r['p50_ms']:>5.1f}ms  "
             f"{r['p95_ms']:>5.1f}ms  {_pct(bm['top1']):>6}  {_pct(dense['top1']):>6}  "
             f"{document['concat_tokens'][label]:>10}"
+        )
+    for label, f in document.get("follow_ups", {}).items():
+        print(
+            f"N = {label}: {f['n']} dialogue follow-ups routed with the session's window {_pct(f['top1'])}, "
+            f"alone {_pct(f['top1_alone'])} (fixed {f['fixed']}, broken {f['broken']})"
         )
 
 
@@ -258,6 +268,11 @@ def register(commands: Any) -> None:
     routing = kinds.add_parser("routing", help="Routing accuracy vs registry size, with baselines.")
     add_model_arguments(routing)
     routing.add_argument("--irrelevant", metavar="FILE.jsonl", help="requests no tool serves (abstention)")
+    routing.add_argument(
+        "--dialogues",
+        metavar="FILE.jsonl",
+        help="multi-turn dialogues: their follow-up turns routed with and without the session's window",
+    )
     routing.add_argument("--sizes", default="10,50,100,250,all")
     routing.add_argument("--json", metavar="OUT")
     routing.add_argument("--plot", metavar="PNG")

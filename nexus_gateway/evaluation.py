@@ -26,6 +26,7 @@ from .exceptions import ConfigError
 from .lexical import LexicalDocument
 from .routing import Calibration, RouteDoc, Router, tool_document
 from .vectors import VectorStore
+from .window import SessionWindow
 
 CONTEXTS = {"8k": 8192, "32k": 32768, "128k": 131072, "200k": 200000, "1M": 1_000_000}
 
@@ -285,6 +286,40 @@ class RoutingEvaluation:
             "dense_f32": self._baseline(dense_ok, dense_r, n),
         }
         return {"ours": result_doc, "baselines": baselines}
+
+    def run_follow_ups(self, dialogues: list[dict[str, Any]], size: int | None) -> dict[str, Any]:
+        """The dialogues' turns after the first, each routed as the gateway routes a session's turn (with a
+        window of the turns before it: ``SessionWindow.carried_slots``) and, side by side, alone. A turn's
+        registry is built by the protocol as for a single request."""
+        alone_right: list[bool] = []
+        windowed_right: list[bool] = []
+        for dialogue in dialogues:
+            window = SessionWindow()
+            for index, turn in enumerate(dialogue["turns"]):
+                if index:
+                    registry, accepted = self.protocol.registry(turn, size)
+                    router = self.router(registry)
+                    vector = self.embedder.embed_query(turn["query"])
+                    for right, carried in (
+                        (alone_right, frozenset()),
+                        (windowed_right, window.carried_slots(turn["query"])),
+                    ):
+                        result = router.route_vector(turn["query"], vector, carried=carried)
+                        right.append(
+                            not result.abstained and result.chosen is not None and int(result.chosen) in accepted
+                        )
+                window.add(turn["query"], turn["gold_tool"], turn.get("gold_arguments") or {}, turn.get("result"))
+        n = len(windowed_right)
+        fixed = sum(w and not a for w, a in zip(windowed_right, alone_right, strict=True))
+        broken = sum(a and not w for w, a in zip(windowed_right, alone_right, strict=True))
+        return {
+            "n": n,
+            "top1": sum(windowed_right) / n if n else None,
+            "top1_ci": wilson(sum(windowed_right), n) if n else None,
+            "top1_alone": sum(alone_right) / n if n else None,
+            "fixed": fixed,
+            "broken": broken,
+        }
 
     @staticmethod
     def _baseline(ok: int, recalls: list[int], n: int) -> dict[str, Any]:

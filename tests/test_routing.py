@@ -31,6 +31,7 @@ FIXTURES = TESTS / "fixtures"
 REGISTRY = FIXTURES / "local_registry.json"
 QUERIES = FIXTURES / "local_queries.jsonl"
 IRRELEVANT = FIXTURES / "local_irrelevant.jsonl"
+DIALOGUES = FIXTURES / "local_dialogues.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +152,7 @@ def test_calibration_is_reproducible_and_eval_writes_the_documented_shape(tmp_pa
     out = tmp_path / "eval.json"
     plot = tmp_path / "eval.png"
     done = run_cli(
-        "eval", "routing", *common, "--irrelevant", str(IRRELEVANT), "--sizes", "10,all",
+        "eval", "routing", *common, "--irrelevant", str(IRRELEVANT), "--dialogues", str(DIALOGUES), "--sizes", "10,all",
         "--json", str(out), "--plot", str(plot), cache=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -164,6 +165,9 @@ def test_calibration_is_reproducible_and_eval_writes_the_documented_shape(tmp_pa
         assert row["n"] == 20 and 0 <= row["top1_ci"][0] <= row["top1"] <= row["top1_ci"][1] <= 1
         assert set(document["baselines"]["bm25"][label]) >= {"top1", "top1_ci", "recall_at_3"}
         assert isinstance(document["concat_tokens"][label], int)
+        follow_ups = document["follow_ups"][label]  # the second turn of each local dialogue
+        assert follow_ups["n"] == 2 and 0 <= follow_ups["top1_alone"] <= 1
+        assert follow_ups["top1_ci"][0] <= follow_ups["top1"] <= follow_ups["top1_ci"][1]
     assert document["sizes"]["all"]["top1"] >= 0.6
     assert plot.stat().st_size > 10_000
 
