@@ -267,13 +267,26 @@ class ArgsEvaluation:
 
 
 def load_dialogues(path: str) -> list[dict[str, Any]]:
+    """``{"id", "turns": [{"query", "gold_tool", …}, …]}`` a line; a malformed line is named, not a traceback."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read dialogues {path}: {exc}") from None
     out = []
-    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(orjson.loads(line))
-            except orjson.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not JSON ({exc})") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            dialogue = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{number}: not JSON ({exc})") from None
+        turns = dialogue.get("turns") if isinstance(dialogue, dict) else None
+        if not isinstance(turns, list) or not turns:
+            raise ConfigError(f"{path}:{number}: needs 'turns', a non-empty list")
+        for index, turn in enumerate(turns):
+            if not isinstance(turn, dict) or "query" not in turn or "gold_tool" not in turn:
+                raise ConfigError(f"{path}:{number}: turns[{index}] needs 'query' and 'gold_tool'")
+        out.append(dialogue)
     return out
 
 

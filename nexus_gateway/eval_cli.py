@@ -157,10 +157,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_routing(args: argparse.Namespace) -> int:
+    dialogues = load_dialogues(args.dialogues) if args.dialogues else []  # a bad file fails before the models load
     evaluation, queries, query_vectors, cache = prepare(args)
     irrelevant = load_queries(args.irrelevant, answerable=False) if args.irrelevant else []
     irrelevant_vectors = embed_queries(evaluation.embedder, irrelevant)
-    dialogues = load_dialogues(args.dialogues) if args.dialogues else []
     tokenizer = evaluation.embedder.tokenizer
     token_counts = schema_tokens(evaluation.tools, tokenizer)
     document: dict[str, Any] = {

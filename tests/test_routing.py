@@ -213,6 +213,12 @@ def test_eval_rejects_bad_input_with_one_line(tmp_path: Path) -> None:
                    "--sizes", "ten", cache=tmp_path)  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "error:" in done.stderr
+    broken = tmp_path / "dialogues.jsonl"
+    broken.write_text('{"id": "d1", "turns": [{"query": "close it"}]}\n')
+    done = run_cli("eval", "routing", "--registry", str(REGISTRY), "--queries", str(QUERIES), "--dialogues",
+                   str(broken), "--sizes", "10", cache=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "dialogues.jsonl:1: turns[0] needs 'query' and 'gold_tool'" in done.stderr
 
 
 @pytest.fixture(scope="module")
