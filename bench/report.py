@@ -235,7 +235,9 @@ def scan() -> str:
         if gh_escalated == 0
         else f"GitHub with the pool: {gh_p95:.1f} ms at N = 250 with its gate ({gh_escalated:.0f}% escalated)."
     )
-    p95_met = p95_2 <= 60
+    gate_2_all = by_path.get((1317, "gate always, 2 pairs"))
+    p95_2_all = gate_2_all["p95_ms"] if gate_2_all else float("nan")
+    p95_met = max(p95_2, p95_2_all) <= 60  # at both sizes, or not met
     bfcl_gate = (
         f"{bfcl_escalated:.0f}% of decisions escalated, {bfcl_k} candidates re-ranked as `calibrate` chose"
         if bfcl_escalated
@@ -287,7 +289,8 @@ Against the targets:
 - route p50 ≤ 15 ms at N = 250: {verdict(bool(no_gate) and no_gate["p50_ms"] <= 15)} in this run (the query
   embedding alone: {stage(no_gate, "embed")} ms median);
 - p95 ≤ 60 ms with the cross-encoder: {verdict(p95_met)} when it runs: every decision escalating costs
-  {p95_2:.1f} ms with 2 candidates and {p95_4:.1f} ms with 4 (re-ranking alone {stage(gate_2, "rerank")} and
+  {p95_2:.1f} ms with 2 candidates at N = 250 ({p95_2_all:.1f} ms at 1,317) and {p95_4:.1f} ms with 4
+  (re-ranking alone {stage(gate_2, "rerank")} and
   {stage(gate_4, "rerank")} ms median). As shipped, the routes' p95 stays low because no calibration of
   ours finds the cross-encoder worth it: BFCL above {bfcl_p95:.1f} ms over 2,555 functions with
   {bfcl_gate}. {gh_text}
@@ -318,7 +321,9 @@ Session 22's machine (the same type as session 21's, whose run gave 4.02 µs at 
 scan code) swings between two speeds: one process timing the same 250-tool matrix 3,000 times a round
 got 3.7 µs in some rounds and 7.4–8.1 µs in others, pinned to either core alike and whatever the
 matrix's address (`taskset -c 0|1`, 16 offsets within a page); the kernel alone in C takes 3.5 µs in
-the fast state. So the 250-tool row records which state the run met.
+the fast state. So the 250-tool row records which state the run met. Session 23's run, with the same
+scan code, met the fast state throughout: 3.51 µs at 250 tools and 1.18 ms at 100k (session 22's run:
+8.09 µs and 2.31 ms), and the route's p50 at N = 250 8.7 ms (13.9).
 """
 
 
