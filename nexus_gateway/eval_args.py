@@ -33,7 +33,7 @@ from .arguments import ArgumentGenerator, Generation, tool_blocks
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
 from .engine import EngineSettings, LlamaEngine
-from .evaluation import bootstrap_median_ci, load_queries, wilson
+from .evaluation import bootstrap_median_ci, jsonl_records, load_queries, wilson
 from .exceptions import ConfigError
 from .generation_service import resolve_model
 from .grounding import PLACEHOLDER, spelled_numbers, zone_stated
@@ -268,19 +268,9 @@ class ArgsEvaluation:
 
 def load_dialogues(path: str) -> list[dict[str, Any]]:
     """``{"id", "turns": [{"query", "gold_tool", …}, …]}`` a line; a malformed line is named, not a traceback."""
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"cannot read dialogues {path}: {exc}") from None
     out = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            dialogue = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{number}: not JSON ({exc})") from None
-        turns = dialogue.get("turns") if isinstance(dialogue, dict) else None
+    for number, dialogue in jsonl_records(path, "dialogues"):
+        turns = dialogue.get("turns")
         if not isinstance(turns, list) or not turns:
             raise ConfigError(f"{path}:{number}: needs 'turns', a non-empty list")
         for index, turn in enumerate(turns):

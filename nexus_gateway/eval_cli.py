@@ -18,6 +18,7 @@ from .evaluation import (
     CONTEXTS,
     RoutingEvaluation,
     calibrate,
+    embed_follow_ups,
     embed_queries,
     embed_tools,
     load_queries,
@@ -161,6 +162,7 @@ def cmd_eval_routing(args: argparse.Namespace) -> int:
     evaluation, queries, query_vectors, cache = prepare(args)
     irrelevant = load_queries(args.irrelevant, answerable=False) if args.irrelevant else []
     irrelevant_vectors = embed_queries(evaluation.embedder, irrelevant)
+    follow_up_vectors = embed_follow_ups(evaluation.embedder, dialogues)
     tokenizer = evaluation.embedder.tokenizer
     token_counts = schema_tokens(evaluation.tools, tokenizer)
     document: dict[str, Any] = {
@@ -190,7 +192,7 @@ def cmd_eval_routing(args: argparse.Namespace) -> int:
         document["concat_tokens"][label] = tokens
         document["concat_overflows"][label] = [name for name, limit in CONTEXTS.items() if tokens > limit]
         if dialogues:
-            document["follow_ups"][label] = evaluation.run_follow_ups(dialogues, size)
+            document["follow_ups"][label] = evaluation.run_follow_ups(dialogues, follow_up_vectors, size)
     print_table(document)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -68,19 +68,28 @@ def load_registries(paths: Sequence[str | Path]) -> list[EvalTool]:
     return tools
 
 
-def load_queries(path: str | Path, answerable: bool = True) -> list[dict[str, Any]]:
-    queries = []
+def jsonl_records(path: str | Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSONL file; an unreadable file or a line that is
+    not a JSON object is a one-line ``ConfigError`` naming it."""
     try:
         lines = Path(path).read_text().splitlines()
     except OSError as exc:
-        raise ConfigError(f"cannot read queries {path}: {exc}") from None
+        raise ConfigError(f"cannot read {kind} {path}: {exc}") from None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            query = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise ConfigError(f"{path}:{number}: not valid JSON") from None
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{number}: not valid JSON ({exc})") from None
+        if not isinstance(record, dict):
+            raise ConfigError(f"{path}:{number}: not a JSON object")
+        yield number, record
+
+
+def load_queries(path: str | Path, answerable: bool = True) -> list[dict[str, Any]]:
+    queries = []
+    for number, query in jsonl_records(path, "queries"):
         if "query" not in query or (answerable and "acceptable_tools" not in query and "gold_tool" not in query):
             raise ConfigError(f"{path}:{number}: needs 'query' and 'acceptable_tools'")
         queries.append(query)
@@ -287,10 +296,13 @@ class RoutingEvaluation:
         }
         return {"ours": result_doc, "baselines": baselines}
 
-    def run_follow_ups(self, dialogues: list[dict[str, Any]], size: int | None) -> dict[str, Any]:
+    def run_follow_ups(
+        self, dialogues: list[dict[str, Any]], vectors: dict[str, np.ndarray], size: int | None
+    ) -> dict[str, Any]:
         """The dialogues' turns after the first, each routed as the gateway routes a session's turn (with a
         window of the turns before it: ``SessionWindow.carried_slots``) and, side by side, alone. A turn's
-        registry is built by the protocol as for a single request."""
+        registry is built by the protocol as for a single request; ``vectors``: each follow-up's embedding
+        (:func:`embed_follow_ups`), taken once for every size."""
         alone_right: list[bool] = []
         windowed_right: list[bool] = []
         for dialogue in dialogues:
@@ -299,7 +311,7 @@ class RoutingEvaluation:
                 if index:
                     registry, accepted = self.protocol.registry(turn, size)
                     router = self.router(registry)
-                    vector = self.embedder.embed_query(turn["query"])
+                    vector = vectors[turn["query"]]
                     for right, carried in (
                         (alone_right, frozenset()),
                         (windowed_right, window.carried_slots(turn["query"])),
@@ -497,6 +509,12 @@ class _MemoizedScores:
             for document, logit in zip(missing, self.cross_encoder.score(query, missing), strict=True):
                 self.scores[(query, document)] = float(logit)
         return np.array([self.scores[(query, d)] for d in documents], dtype=np.float32)
+
+
+def embed_follow_ups(embedder: Embedder, dialogues: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Each dialogue turn after the first, embedded once: the query vector by its text."""
+    turns = [turn for dialogue in dialogues for turn in dialogue["turns"][1:]]
+    return {turn["query"]: vector for turn, vector in zip(turns, embed_queries(embedder, turns), strict=True)}
 
 
 def embed_queries(embedder: Embedder, queries: list[dict[str, Any]]) -> np.ndarray:
