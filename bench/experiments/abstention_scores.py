@@ -13,31 +13,22 @@ floor lets through.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from shipped import S, shipped
 
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
 from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
-from nexus_gateway.vectors import VectorStore
+from nexus_gateway.evaluation import embed_queries, load_queries
 
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 Features = dict[str, float]
 
 
 def github_router() -> tuple[list[Any], Embedder, Any]:
     """The 117 GitHub tools, the embedder and the router with their stored calibration (the abstention
     set-up of this script and of ``abstention_judge.py``)."""
-    registries = [str(S / "registries/github-mcp.json")]
-    tools = load_registries(registries)
-    embedder, cache = Embedder(), RegistryCache()
-    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = load_calibration(cache, registries, embedder.model_tag)
-    router = RoutingEvaluation(tools, embedder, vectors, calibration, None).router(list(range(len(tools))))
-    return tools, embedder, router
+    github = shipped(["github-mcp.json"])
+    return github.tools, github.embedder, github.whole_router()
 
 
 def main() -> None:

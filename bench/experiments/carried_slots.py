@@ -13,19 +13,15 @@ random), which a request with "it" or "my" would wrongly inherit from.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import numpy as np
 import orjson
+from shipped import S, shipped
 
 from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
 from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import RoutingEvaluation, embed_tools, load_queries, load_registries, sign_test_p
-from nexus_gateway.vectors import VectorStore
+from nexus_gateway.evaluation import load_queries, sign_test_p
 from nexus_gateway.window import SessionWindow
-
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def window_of(intents: list[str]) -> SessionWindow:
@@ -39,12 +35,9 @@ class Routed:
     """One registry's router, asked with and without the slot kinds a window carries."""
 
     def __init__(self, files: list[str], embedder: Embedder, cache: RegistryCache) -> None:
-        registries = [str(S / "registries" / f) for f in files]
-        self.tools = load_registries(registries)
-        vectors = embed_tools(self.tools, embedder, VectorStore(cache, embedder.model_tag))
-        calibration = load_calibration(cache, registries, embedder.model_tag)
-        evaluation = RoutingEvaluation(self.tools, embedder, vectors, calibration, None)
-        self.router = evaluation.router([t.uid for t in self.tools])
+        setup = shipped(files, embedder, cache)
+        self.tools = setup.tools
+        self.router = setup.whole_router()
         self.embedder = embedder
         self.vectors: dict[str, np.ndarray] = {}
 

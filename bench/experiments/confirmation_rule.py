@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from pathlib import Path
+
+from shipped import S, shipped
 
 from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
 from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
+from nexus_gateway.evaluation import embed_queries, load_queries
 from nexus_gateway.mood import WRITE, tool_mood
-from nexus_gateway.routing import Calibration
-from nexus_gateway.vectors import VectorStore
 
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 SHOWN = 3  # candidates a needs_confirmation answer lists (routed_call.JUDGE_CANDIDATES)
 
 
@@ -42,11 +39,8 @@ def main() -> int:
         ("GitHub + pool", ["github-mcp.json", "mcp-pool.json"], 250),
     )
     for label, files, size in setups:
-        paths = [str(S / "registries" / f) for f in files]
-        tools = load_registries(paths)
-        vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-        calibration = Calibration() if args.uncalibrated else load_calibration(cache, paths, embedder.model_tag)
-        evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
+        setup = shipped(files, embedder, cache, calibrated=not args.uncalibrated)
+        tools, evaluation, calibration = setup.tools, setup.evaluation, setup.calibration
         counts: Counter[str] = Counter()
         for query, vector in zip(queries, embed_queries(embedder, queries), strict=True):
             registry, accepted = evaluation.protocol.registry(query, size)

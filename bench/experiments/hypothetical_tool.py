@@ -20,14 +20,10 @@ from typing import Any
 
 import llama_cpp
 import numpy as np
+from shipped import S, shipped
 
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
-from nexus_gateway.routing import Calibration
-from nexus_gateway.vectors import VectorStore
+from nexus_gateway.evaluation import embed_queries, load_queries
 
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 SYSTEM = (
     "You name the API function that would carry out a user's request. Answer with one line: "
     "function_name(arg, ...) — a short description of what the function does. Use general, "
@@ -69,7 +65,6 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=40)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    tools = load_registries([str(S / "registries/github-mcp.json"), str(S / "registries/mcp-pool.json")])
     queries = load_queries(S / "queries/github-dev.jsonl")
     cache = Path(args.out + ".gen.json")
     texts: dict[str, str] = json.loads(cache.read_text()) if cache.exists() else {}
@@ -80,10 +75,10 @@ def main() -> int:
             texts.setdefault(query["id"], hypothesis(llm, query["query"], args.max_tokens))
             sys.stderr.write(f"\r{i + 1}/{len(queries)} {(time.time() - started) / (i + 1):.2f} s per request")
         cache.write_text(json.dumps(texts))
-    embedder = Embedder()
-    vectors = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag))
-    calibration = Calibration(lexical_weight=0.3, affordance_weight=0.2, floor=-9)
-    evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
+    setup = shipped(
+        ["github-mcp.json", "mcp-pool.json"], calibrated=False, lexical_weight=0.3, affordance_weight=0.2, floor=-9
+    )
+    embedder, evaluation = setup.embedder, setup.evaluation
     rows = []
     for query, vector in zip(queries, embed_queries(embedder, queries), strict=True):
         registry, accepted = evaluation.protocol.registry(query, args.size)

@@ -13,21 +13,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from shipped import S, shipped
 
 from nexus_gateway.affordance import SLOT_KINDS, filled_slots, query_slots
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
-from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
+from nexus_gateway.evaluation import embed_queries, load_queries
 from nexus_gateway.lexical import BM25Index, LexicalDocument, tokenize
 from nexus_gateway.mood import request_mood
-from nexus_gateway.vectors import VectorStore
 
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 FIELDS = ("name", "description", "parameters", "enums")
 NAMES = ["base", "cosine", "bm25", *(f"bm25_{f}" for f in FIELDS), "namecov", "affordance", "unfilled", "mood"]
 
@@ -48,13 +43,9 @@ def normalised(scores: np.ndarray) -> np.ndarray:
 
 
 def build(size: int, top: int) -> list[dict[str, Any]]:
-    registries = [str(S / "registries/github-mcp.json"), str(S / "registries/mcp-pool.json")]
-    tools = load_registries(registries)
+    setup = shipped(["github-mcp.json", "mcp-pool.json"])
+    tools, embedder, evaluation = setup.tools, setup.embedder, setup.evaluation
     queries = load_queries(S / "queries/github-dev.jsonl")
-    embedder, cache = Embedder(), RegistryCache()
-    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = load_calibration(cache, registries, embedder.model_tag)
-    evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
     fields = [field_tokens(t) for t in tools]
     indexes: dict[tuple[int, ...], dict[str, BM25Index]] = {}
     rows = []

@@ -12,26 +12,19 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from shipped import S, shipped
 
 from nexus_gateway import lexical
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
-from nexus_gateway.embedder import Embedder
 from nexus_gateway.evaluation import (
     RoutingEvaluation,
     embed_queries,
-    embed_tools,
     load_queries,
-    load_registries,
     sign_test_p,
 )
-from nexus_gateway.vectors import VectorStore
 
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 SETS = {
     "github": (["github-mcp.json", "mcp-pool.json"], "github-dev.jsonl", [250, None]),
     "bfcl": (["bfcl-functions.json"], "bfcl-dev.jsonl", [None]),
@@ -65,12 +58,9 @@ def main() -> None:
     parser.add_argument("--bigrams", action="store_true", help="only: neighbouring-word pairs as extra terms")
     args = parser.parse_args()
     files, query_file, sizes = SETS[args.registry]
-    registries = [str(S / "registries" / f) for f in files]
-    tools = load_registries(registries)
+    setup = shipped(files)
+    tools, embedder, vectors, calibration = setup.tools, setup.embedder, setup.vectors, setup.calibration
     queries = load_queries(S / "queries" / query_file)
-    embedder, cache = Embedder(), RegistryCache()
-    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = load_calibration(cache, registries, embedder.model_tag)
     query_vectors = embed_queries(embedder, queries)
     shipped_init, shipped_tokens = lexical.BM25Index.__init__, lexical.LexicalDocument.tokens
 

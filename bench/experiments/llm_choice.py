@@ -14,24 +14,17 @@ import sys
 import time
 from pathlib import Path
 
+from shipped import S, shipped
+
 from nexus_gateway.arguments import ArgumentGenerator
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
-from nexus_gateway.embedder import Embedder
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.evaluation import (
-    RoutingEvaluation,
     embed_queries,
-    embed_tools,
     load_queries,
-    load_registries,
     wilson,
 )
 from nexus_gateway.ir import compressed_ir
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
-from nexus_gateway.vectors import VectorStore
-
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def main() -> int:
@@ -42,14 +35,9 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--all", action="store_true", help="let the model decide every request")
     args = parser.parse_args()
-    registries = [str(S / "registries/github-mcp.json"), str(S / "registries/mcp-pool.json")]
-    tools = load_registries(registries)
+    setup = shipped(["github-mcp.json", "mcp-pool.json"])
+    tools, embedder, calibration, evaluation = setup.tools, setup.embedder, setup.calibration, setup.evaluation
     queries = load_queries(S / "queries/github-dev.jsonl")[1::2]
-    embedder = Embedder()
-    cache = RegistryCache()
-    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = load_calibration(cache, registries, embedder.model_tag)
-    evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
     query_vectors = embed_queries(embedder, queries)
     generator = ArgumentGenerator(LlamaEngine(EngineSettings(args.model, n_threads=args.threads)))
     generator.warm()

@@ -17,27 +17,16 @@ whether the request's tool has a labelled request in the training half (docs/rou
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from shipped import S, shipped
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from routing_signals import S
-
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
 from nexus_gateway.embedder import Embedder
 from nexus_gateway.evaluation import (
-    Protocol,
-    RoutingEvaluation,
     embed_queries,
-    embed_tools,
     load_queries,
-    load_registries,
 )
-from nexus_gateway.vectors import VectorStore
 
 
 def normalised(x: np.ndarray) -> np.ndarray:
@@ -83,14 +72,9 @@ def dense_top1(queries: np.ndarray, positives: list[list[int]], tools: np.ndarra
 
 def rows_for(registry_files: list[str], query_file: str, size: int | None) -> list[dict[str, Any]]:
     """The shipped router's fused score per request (as ``routing_signals.features``), any registry."""
-    registries = [str(S / "registries" / f) for f in registry_files]
-    tools = load_registries(registries)
+    setup = shipped(registry_files)
+    embedder, evaluation = setup.embedder, setup.evaluation
     queries = load_queries(S / "queries" / query_file)
-    embedder, cache = Embedder(), RegistryCache()
-    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    evaluation = RoutingEvaluation(
-        tools, embedder, vectors, load_calibration(cache, registries, embedder.model_tag), None
-    )
     rows = []
     for query, vector in zip(queries, embed_queries(embedder, queries), strict=True):
         registry, accepted = evaluation.protocol.registry(query, size)
@@ -105,10 +89,10 @@ def labelled(
     registry_files: list[str], query_file: str, embedder: Embedder
 ) -> tuple[np.ndarray, list[list[int]], np.ndarray]:
     """Query vectors, each query's acceptable tool rows, and every tool's unit vector."""
-    tools = load_registries([str(S / "registries" / f) for f in registry_files])
+    setup = shipped(registry_files, embedder)
     queries = load_queries(S / "queries" / query_file)
-    vectors = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag))
-    protocol = Protocol(tools, 0)
+    vectors = setup.vectors
+    protocol = setup.evaluation.protocol
     positives = [protocol.acceptable(q) for q in queries]
     return embed_queries(embedder, queries).astype(np.float64), positives, normalised(vectors.astype(np.float64))
 

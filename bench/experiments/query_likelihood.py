@@ -15,21 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import llama_cpp
 import numpy as np
+from shipped import S, shipped
 
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
-from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
+from nexus_gateway.evaluation import embed_queries, load_queries
 from nexus_gateway.ir import compressed_ir
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
-from nexus_gateway.vectors import VectorStore
-
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def log_likelihood(llm: llama_cpp.Llama, prefix: str, text: str) -> float:
@@ -59,13 +53,9 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=250)
     parser.add_argument("--json", default="")
     args = parser.parse_args()
-    registries = [str(S / "registries/github-mcp.json"), str(S / "registries/mcp-pool.json")]
-    tools = load_registries(registries)
+    setup = shipped(["github-mcp.json", "mcp-pool.json"], floor=-9.0)
+    tools, embedder, evaluation = setup.tools, setup.embedder, setup.evaluation
     queries = load_queries(S / "queries/github-dev.jsonl")
-    embedder, cache = Embedder(), RegistryCache()
-    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = replace(load_calibration(cache, registries, embedder.model_tag), floor=-9.0)
-    evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
     llm = llama_cpp.Llama(args.model, n_ctx=1024, n_threads=2, logits_all=True, verbose=False)
     rows = []
     for query, vector in zip(queries, embed_queries(embedder, queries), strict=True):

@@ -53,34 +53,28 @@ import importlib.metadata
 import itertools
 import re
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from shipped import S, shipped
 
 from nexus_gateway.affordance import query_slots, tool_affordances
 from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
 from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
+from nexus_gateway.evaluation import embed_queries, embed_tools, load_queries
 from nexus_gateway.lexical import QUERY_STOPWORDS, STOPWORDS, split_identifier, stem, tokenize
 from nexus_gateway.mood import request_mood, tool_mood
 from nexus_gateway.routing import tool_document
 from nexus_gateway.vectors import VectorStore
 
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 READ_VERB = re.compile(r"^(get|list|search|read|fetch|find|query|show|describe|check|view|lookup|count|download)")
 
 
 def features(size: int, **overrides: float) -> tuple[list[Any], list[dict[str, Any]], Embedder, Any]:
-    registries = [str(S / "registries/github-mcp.json"), str(S / "registries/mcp-pool.json")]
-    tools = load_registries(registries)
+    setup = shipped(["github-mcp.json", "mcp-pool.json"], **overrides)
+    tools, embedder, calibration, evaluation = setup.tools, setup.embedder, setup.calibration, setup.evaluation
     queries = load_queries(S / "queries/github-dev.jsonl")
-    embedder, cache = Embedder(), RegistryCache()
-    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = replace(load_calibration(cache, registries, embedder.model_tag), **overrides)
-    evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
     rows = []
     for query, vector in zip(queries, embed_queries(embedder, queries), strict=True):
         registry, accepted = evaluation.protocol.registry(query, size)

@@ -17,21 +17,15 @@ from __future__ import annotations
 
 import argparse
 import random
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
+from shipped import S, shipped
 
 from nexus_gateway.affordance import query_slots
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.calibration import load_calibration
-from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import RoutingEvaluation, embed_tools, load_queries, load_registries
-from nexus_gateway.vectors import VectorStore
+from nexus_gateway.evaluation import load_queries
 from nexus_gateway.window import refers_back
-
-S = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def prior(servers: np.ndarray, window: list[str], weight: float, text: str, gated: bool) -> np.ndarray | float:
@@ -51,13 +45,9 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=3)
     args = parser.parse_args()
     weights = [0.0] + [float(w) for w in args.weights.split(",")]
-    registries = [str(S / "registries/github-mcp.json"), str(S / "registries/mcp-pool.json")]
-    tools = load_registries(registries)
-    embedder, cache = Embedder(), RegistryCache()
-    vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))
-    calibration = load_calibration(cache, registries, embedder.model_tag)
-    evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, None)
-    router = evaluation.router([t.uid for t in tools])
+    setup = shipped(["github-mcp.json", "mcp-pool.json"])
+    tools, embedder = setup.tools, setup.embedder
+    router = setup.whole_router()
     rows = np.array([int(i) for i in router.slb.ids])
     servers = np.array([tools[i].server for i in rows])
     github = np.array([tools[i].file == 0 for i in rows])
