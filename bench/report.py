@@ -447,6 +447,26 @@ holds beyond the prefix: IR {held["ir"]:.1f}, full schema {held["full_schema"]:.
             f"{ci_ms(m['unconstrained']['ci'])}: the sampler costs **{decode['gbnf_over_walker']:.1f}×** "
             "the walker.\n"
         )
+    guess = load("guessed_strings.json")
+    guess_text = "_not run yet_\n"
+    if guess:
+        g, p = guess["guessing"], guess["plain"]
+        guess_text = (
+            f"Command: `python bench/guessed_strings.py` (n = {guess['n']} GitHub requests, {guess['part']} half, "
+            f"labelled tool, {guess['threads']} threads; each request generated both ways, one right after the "
+            "other, the prompt computed from the warm prefix each time). Inside a string or a number the decoder "
+            "feeds the request's next tokens as a guess in the same batch as the model's own token and keeps "
+            "the guessed tokens the model would have chosen (`docs/arguments.md`). Decode time per call "
+            f"(median): with guessing {g['decode_ms']:.0f} ms {ci_ms(g['decode_ms_ci'])}, without "
+            f"{p['decode_ms']:.0f} ms {ci_ms(p['decode_ms_ci'])}: **{guess['ratio_p50']:.2f}×** "
+            f"{ratio_ci(guess['ratio_p50_ci'])} per call (totals {p_total(guess, 'plain')} → "
+            f"{p_total(guess, 'guessing')} s); model steps per call {p['steps']:.0f} → {g['steps']:.0f}; "
+            f"{guess['kept_tokens']} of {guess['guessed_tokens']} guessed tokens kept; arguments right "
+            f"{100 * g['arguments_right']:.1f}% with, {100 * p['arguments_right']:.1f}% without; the same "
+            f"arguments for {guess['same_arguments']} of {guess['n']} requests (near-ties that a batch's "
+            "rounding tips either way). On this 2-core CPU each extra row of a batch costs about 60% of a "
+            "decode, so the gain is small.\n"
+        )
     return f"""Commands: `SHARED=../shared/data bash bench/run_args_eval.sh` (every row below; definitions in
 `nexus_gateway/eval_args.py`). Per-argument accuracy = right labelled arguments / (labelled arguments +
 arguments sent that the label lacks); end to end charges a routing error with all its arguments.
@@ -476,7 +496,14 @@ time (it is computed every turn, the default IR is spliced from its block), so i
 {ir_text}
 ### Cost of the constraint
 
-{decode_text}"""
+{decode_text}
+### Values guessed from the request
+
+{guess_text}"""
+
+
+def p_total(document: dict[str, Any], name: str) -> str:
+    return f"{document['decode_ms_total'][name] / 1000:.1f}"
 
 
 def splice() -> str:

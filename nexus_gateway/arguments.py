@@ -168,6 +168,7 @@ class Generation:
     timings_ms: dict[str, float] = field(default_factory=dict)
     chosen_tokens: int = 0
     forced_tokens: int = 0
+    guessed_tokens: tuple[int, int] = (0, 0)  # request tokens guessed inside strings, and kept (decoding.py)
     schema_placement: dict[str, Any] | None = None  # full-schema mode: spliced or prefilled, and why
     fallback_from: list[str] | None = None  # schema "auto": what the signature left unresolved
 
@@ -178,7 +179,12 @@ class Generation:
             "missing": self.missing,
             "prompt_tokens": self.prompt_tokens,
             "computed_tokens": self.computed_tokens,
-            "tokens": {"chosen": self.chosen_tokens, "forced": self.forced_tokens},
+            "tokens": {
+                "chosen": self.chosen_tokens,
+                "forced": self.forced_tokens,
+                "guessed": self.guessed_tokens[0],
+                "guesses_kept": self.guessed_tokens[1],
+            },
             "ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             **({"schema": self.schema_placement} if self.schema_placement else {}),
             **({"auto_full_schema_after": self.fallback_from} if self.fallback_from else {}),
@@ -188,9 +194,10 @@ class Generation:
 class ArgumentGenerator:
     """Generates arguments on one engine; callers hold no lock, a turn takes the engine's."""
 
-    def __init__(self, engine: GenerationBackend, *, focused: bool = False) -> None:
+    def __init__(self, engine: GenerationBackend, *, focused: bool = False, guess: bool = True) -> None:
         self.engine = engine
         self.focused = focused  # the IR with only the parameters the request can fill (``ir.py``)
+        self.guess = guess  # string values guessed from the request and checked in a batch (``decoding.py``)
         self.vocabulary = Vocabulary(engine)
         self.prefix_tokens = engine.tokenize(system_prefix())
         self.chooser_tokens = engine.tokenize(chooser_prefix())
@@ -290,6 +297,7 @@ class ArgumentGenerator:
                 text_keys=free_text_keys(schema),
                 named_values=named_values(schema, intent),
                 entities=stated_entities(intent),
+                source=f"{intent}\n{window_text}" if self.guess else "",
             )
             decoder.stats.started = started
             timings["prefill"] = (time.perf_counter() - started) * 1000
@@ -314,5 +322,6 @@ class ArgumentGenerator:
             timings,
             decoder.stats.chosen,
             decoder.stats.forced,
+            (decoder.stats.guessed, decoder.stats.kept),
             placement.trace() if placement else None,
         )

@@ -182,16 +182,18 @@ class LlamaEngine:
         return self.decode_at(tokens, seq, range(position, position + len(tokens)), want_logits)
 
     def decode_at(
-        self, tokens: list[int], seq: int, positions: Sequence[int], want_logits: bool = True
+        self, tokens: list[int], seq: int, positions: Sequence[int], want_logits: bool = True, every: bool = False
     ) -> np.ndarray | None:
         """Decode ``tokens`` at ``positions`` (ascending; gaps allowed: the causal mask is by position) and
-        return the last token's next-token logits."""
+        return the last token's next-token logits; with ``every``, one row of logits per token (to check
+        a guessed continuation in one batch, ``decoding.py``)."""
         if positions and positions[-1] >= self.settings.n_ctx:
             # before any decode: a prompt that cannot fit would otherwise be half computed first (a minute
             # for a pasted document) and evict every warm prompt from the arena on its way
             raise ContextOverflow(f"the prompt does not fit the context of {self.settings.n_ctx} tokens")
         batch = self._batch
         step = self.settings.n_batch
+        rows: list[np.ndarray] = []
         for start in range(0, len(tokens), step):
             chunk = tokens[start : start + step]
             batch.n_tokens = len(chunk)
@@ -200,7 +202,7 @@ class LlamaEngine:
                 batch.pos[i] = positions[start + i]
                 batch.n_seq_id[i] = 1
                 batch.seq_id[i][0] = seq
-                batch.logits[i] = False
+                batch.logits[i] = every
             last = start + step >= len(tokens)
             if last and want_logits:
                 batch.logits[len(chunk) - 1] = True
@@ -209,6 +211,11 @@ class LlamaEngine:
                 code = self._ll.llama_decode(self._ctx, batch)
             if code != 0:
                 raise EngineError(f"llama_decode failed with code {code}")
+            if every:
+                pointer = self._ll.llama_get_logits(self._ctx)
+                rows.append(np.ctypeslib.as_array(pointer, shape=(len(chunk), self.n_vocab)).copy())
+        if every:
+            return np.concatenate(rows)
         if not want_logits:
             return None
         pointer = self._ll.llama_get_logits_ith(self._ctx, -1)
@@ -316,6 +323,16 @@ class Cursor:
         self.computed += len(tokens)
         self.logits = logits
         return logits
+
+    def feed_every(self, tokens: list[int]) -> np.ndarray:
+        """Feed ``tokens`` in one batch; row i of the result is the next-token logits after ``tokens[i]``.
+        The cursor then stands after the last token: :meth:`rewind` takes back a guess that was wrong."""
+        rows = self.engine.decode_at(tokens, self.seq, range(self.position, self.position + len(tokens)), every=True)
+        assert rows is not None
+        self.position += len(tokens)
+        self.computed += len(tokens)
+        self.logits = rows[-1]
+        return rows
 
     def rewind(self, count: int, logits: np.ndarray) -> None:
         """Forget the last ``count`` tokens; ``logits`` are the ones that preceded them."""

@@ -90,6 +90,20 @@ class PrefixArena:
         self._lengths[slot] = n
         self._touch(slot)
 
+    def forget_after(self, tokens: Sequence[int] | np.ndarray) -> None:
+        """Cut every slot back to its common prefix with ``tokens``: what comes next is computed again, as
+        on a first visit (for side-by-side benchmarks, whose second run of a prompt must not find it warm)."""
+        query = np.asarray(tokens, dtype=np.int32)
+        for slot in range(self.slots):
+            length = int(self._lengths[slot])
+            n = min(length, len(query))
+            same = self._tokens[slot, :n] == query[:n]
+            keep = n if same.all() else int(same.argmin())
+            if keep < length:
+                self._drop(self.seq(slot), keep, -1)
+                self._tokens[slot, keep:length] = -1
+                self._lengths[slot] = keep
+
     def evict_lru(self, keep: int | None = None) -> bool:
         """Free the least recently used non-empty slot (not ``keep``); False when there is none."""
         order = np.argsort(self._used)

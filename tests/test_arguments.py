@@ -16,7 +16,7 @@ from mcp import ClientSession
 from mcp.types import CallToolResult
 
 from nexus_gateway.arguments import ArgumentGenerator
-from nexus_gateway.decoding import schema_grammar
+from nexus_gateway.decoding import _value_end, schema_grammar
 from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
@@ -999,6 +999,34 @@ def test_quoted_text_lands_in_a_free_text_argument(generator: ArgumentGenerator)
     said = "Post 'Thanks for the report! Tracking this for 2.5.' on issue 310 of lumen-labs/lumen-ui"
     done = generator.generate("update_issue", COMMENT, "Update an issue", said)
     assert done.arguments.get("body") == "Thanks for the report! Tracking this for 2.5."
+
+
+def test_values_copied_from_the_request_are_guessed_and_checked_in_a_batch(generator: ArgumentGenerator) -> None:
+    said = "Post 'Thanks for the report! Tracking this for the next release.' on issue 1650022311 of lumen-labs/app"
+    guessing = generator.generate("update_issue", COMMENT, "Update an issue", said)
+    plain = ArgumentGenerator(generator.engine, guess=False).generate("update_issue", COMMENT, "Update an issue", said)
+    for done in (guessing, plain):
+        assert done.arguments["owner"] == "lumen-labs" and done.arguments["repo"] == "app"
+        assert done.arguments["issue_number"] == 1650022311
+        assert done.arguments.get("body") == "Thanks for the report! Tracking this for the next release."
+    guessed, kept = guessing.guessed_tokens
+    assert kept >= 10 and kept <= guessed  # the id's digits, the body's words, "-labs"
+    assert plain.guessed_tokens == (0, 0)
+    # every kept guess is a decode the model did not need on its own
+    assert guessing.chosen_tokens == plain.chosen_tokens
+
+
+def test_a_guess_stops_where_the_value_likely_ends() -> None:
+    def guessed(written: str, rest: str, prose: bool = False) -> str:
+        return rest[: _value_end(written.encode(), rest.encode(), prose)]
+
+    assert guessed("oct", "o-org/app since March") == "o-org"  # the owner ends at the slash
+    assert guessed("src/", "config/db.ts on the release") == "config/db.ts"  # a path goes on
+    assert guessed("next", ".js PR 71234") == ".js"  # a dot inside a name is not a sentence's end
+    assert guessed("This", " is intentional, see the notes. Thanks", prose=True) == " is intentional, see the notes"
+    assert guessed("feat", ": batch stock import', pls update", prose=True) == ": batch stock import"
+    assert guessed("the reviewer", "'s comment", prose=True) == "'s comment"
+    assert guessed("app", '" and more') == ""  # a quote ends any guess
 
 
 def test_an_optional_key_the_request_names_is_written(generator: ArgumentGenerator) -> None:

@@ -68,3 +68,17 @@ def test_a_full_cache_evicts_warm_prompts_instead_of_failing(engine: LlamaEngine
     # 4 × ~300 distinct cells do not fit 1024: the engine made room by forgetting old prompts
     cursor = engine.cursor(engine.tokenize("Prompt 9:") + words[:400])
     assert cursor.position == len(engine.tokenize("Prompt 9:")) + 400
+
+
+def test_forgetting_after_a_prefix_makes_the_rest_of_a_prompt_cold_again(engine: LlamaEngine) -> None:
+    arena = engine.arena
+    prefix = engine.tokenize(SYSTEM)
+    prompt = prefix + engine.tokenize("Request: list the open issues")
+    engine.cursor(prompt)
+    assert arena.longest_prefix(prompt)[1] == len(prompt)
+    arena.forget_after(prefix)
+    assert arena.longest_prefix(prompt)[1] == len(prefix)  # the prefix stays warm, the request does not
+    before = engine.arena.hit_tokens
+    cursor = engine.cursor(prompt)
+    assert engine.arena.hit_tokens - before == len(prefix)
+    assert cursor.computed == len(prompt) - len(prefix)
