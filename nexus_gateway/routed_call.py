@@ -49,6 +49,14 @@ def candidate_list(gateway: Gateway, candidates: list[Candidate]) -> list[dict[s
     ]
 
 
+def no_tools_message(gateway: Gateway) -> str:
+    """Why there is nothing to route to: each upstream's state, so the user fixes the config, not the intent."""
+    states = [f"{s.name} {s.state.value}" + (f" ({s.error})" if s.error else "") for s in gateway.pool.statuses()]
+    if not states:
+        return "No upstream servers are configured: add some under mcpServers."
+    return "No upstream tools are available: " + "; ".join(states) + "."
+
+
 async def call_intent(
     gateway: Gateway,
     intent: str,
@@ -73,6 +81,8 @@ async def call_intent(
     trace = result.trace()
     if carried:
         trace["carried"] = sorted(carried)
+    if not result.candidates:
+        return IntentOutcome(report={"status": "no_tools", "message": no_tools_message(gateway), "trace": trace})
     if result.abstained or result.chosen is None:
         return IntentOutcome(
             report={

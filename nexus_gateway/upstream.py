@@ -74,15 +74,17 @@ def tool_to_wire(tool: types.Tool) -> dict[str, Any]:
     return tool.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-def describe_error(exc: BaseException) -> str:
-    """One line for a status table: the innermost meaningful message of an exception (group)."""
+def describe_error(exc: BaseException, command: str | None = None) -> str:
+    """One line for a status table: the innermost meaningful message of an exception (group); a command
+    that cannot start is named (the stdio client's error often carries no file name)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     text = str(exc) or type(exc).__name__
     if isinstance(exc, TimeoutError):
         text = "timed out while connecting"
     elif isinstance(exc, FileNotFoundError | PermissionError):
-        text = f"cannot start the command: {exc.strerror} ({exc.filename})"
+        named = exc.filename or command
+        text = f"cannot start the command{f' {named!r}' if named else ''}: {exc.strerror}"
     return " ".join(text.split())[:300]
 
 
@@ -186,7 +188,7 @@ class Upstream:
                 try:
                     was_connected = await self._run_connection()
                 except Exception as exc:
-                    self.error = self.stderr.explain(describe_error(exc))
+                    self.error = self.stderr.explain(describe_error(exc, self.config.command))
                     logger.warning("upstream %s: %s", self.name, self.error)
                 self.state = UpstreamState.FAILED
                 self.first_attempt.set()

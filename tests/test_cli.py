@@ -30,7 +30,17 @@ def test_status_table_and_exit_code(tmp_path: Path) -> None:
     time_row = next(line for line in lines if line.startswith("time "))
     assert "connected" in time_row and " 2 " in time_row
     broken_row = next(line for line in lines if line.startswith("broken "))
-    assert "failed" in broken_row and "cannot start the command" in broken_row
+    assert "failed" in broken_row and "cannot start the command" in broken_row and "missing" in broken_row
+
+
+def test_ask_with_no_upstream_tools_says_why_instead_of_guessing(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.json", {"broken": {"command": str(tmp_path / "missing")}}, connect_timeout=5)
+    done = run("ask", "--config", str(config), "what time is it in Tokyo?", cache=tmp_path)
+    assert done.returncode == 4, done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "no_tools"
+    assert report["message"].startswith("No upstream tools are available: broken failed (cannot start the command")
+    assert "Traceback" not in done.stderr
 
 
 def test_an_upstreams_stderr_is_logged_under_its_name_and_explains_its_failure(tmp_path: Path) -> None:
