@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -311,6 +312,14 @@ class ArgumentGenerator:
         sources = intent + "\n" + (earlier.sources() if earlier else "")
         arguments, dropped = ground(raw, schema, sources)
         arguments = place_stated(arguments, schema, intent, name, earlier)
+        # A configured default (``given``) yields only to a value the request states as one: a path, a
+        # number, a branch or quoted text. "remember that Alice works at Acme", routed to a git tool,
+        # must not send repo_path "Acme" past the repository the user configured.
+        stated = {value for _, value in stated_entities(intent)} | set(quoted_spans(intent))
+        stated |= {word for word in (w.strip(".,;:!?()'\"") for w in intent.split()) if re.search(r"[/\\~]", word)}
+        overridden = [k for k in given if k in arguments and str(arguments[k]) not in stated]
+        arguments = {k: v for k, v in arguments.items() if k not in overridden}
+        dropped = [*dropped, *overridden]
         required = [k for k in required_here if k not in arguments]
         return Generation(
             arguments,

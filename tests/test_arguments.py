@@ -1156,6 +1156,12 @@ def test_a_key_the_gateway_fills_in_is_neither_forced_nor_missing(generator: Arg
     assert "repo_path" in forced.missing  # written because required, then dropped: nobody said it
     relaxed = generator.generate(*args, given={"repo_path"})
     assert relaxed.missing == [] and relaxed.arguments.get("max_count") == 3, relaxed.trace()
+    # the model may still write the key; only a value the request states beats the configured default
+    git_log = ("git_log", tool["inputSchema"], tool["description"])
+    vague = generator.generate(*git_log, "show the commits of Acme", given={"repo_path"})
+    assert "repo_path" not in vague.arguments, vague.trace()
+    other = generator.generate(*git_log, "show the commits of ~/src/acme/api", given={"repo_path"})
+    assert other.arguments.get("repo_path") == "~/src/acme/api", other.trace()
 
 
 def test_a_request_too_long_for_the_context_fails_at_once_and_keeps_the_prefix_warm(
