@@ -19,10 +19,11 @@ and repo first, beat schema order), without a grammar sampler:
 - where it allows a closed set (which key next, an enum value, ``true``/``false``, a candidate tool
   name) the choice is the best-scoring token over a trie of the allowed strings;
 - inside a string the only constraint is "no raw control bytes"; the string ends at the first quote.
-  Where the string so far is text of the request (or the session window) the model is likely copying
-  it, so the request's next few tokens are guessed and checked in the same batch as the model's own
-  token (prompt-lookup decoding): the model keeps what it would have chosen anyway, the rest is taken
-  back, and a copied ``owner/repo`` or title costs one decode instead of one per token.
+  Where a string or a number so far is text of the request (or the session window) the model is
+  likely copying it, so the request's next few tokens are guessed and checked in the same batch as the
+  model's own token (prompt-lookup decoding): the model keeps what it would have chosen anyway, the
+  rest is taken back, and a copied ``owner/repo``, title or ten-digit id costs one decode instead of
+  one per token.
 
 llama.cpp's grammar sampler checks every one of the 151k vocabulary entries against the grammar's
 stacks at each step (~40 ms a token measured here); the walker costs one argmax over a mask. The
@@ -48,7 +49,7 @@ from .signature import _resolve
 MAX_STRING_TOKENS = 96
 MAX_NUMBER_TOKENS = 12
 MAX_ARRAY_ITEMS = 8
-MAX_GUESS_TOKENS = 8  # a guess checked in one batch: each wrong guessed token costs about a third of a decode
+MAX_GUESS_TOKENS = 8  # a guess checked in one batch: on two CPU cores each guessed row costs ~60% of a decode
 MIN_GUESS_MATCH = 3  # bytes of the string that must be request text before its continuation is guessed
 _NOT_IN_STRING = re.compile(rb'["\\\x00-\x1f]')  # a JSON string would escape these: a guess stops there
 _SOURCE_NUMBER = re.compile(rb"(?<![\w.])-?[0-9]+(?:\.[0-9]+)?")
@@ -68,7 +69,7 @@ class DecodeError(ValueError):
 
 def _value_end(written: bytes, rest: bytes, prose: bool) -> int:
     """Where a value that so far is ``written`` likely ends in ``rest``, the source text after it. A guess
-    past the end costs a third of a decode per token and is always wrong, so it stops early: at a byte a
+    past the end costs most of a decode per token and is always wrong, so it stops early: at a byte a
     JSON string would escape; at a closing single quote (``'v2 plan'``, not ``reviewer's``); at a
     sentence's end (``.``, ``?``, ``!`` before a space, and for a value that is not ``prose`` a ``,``,
     ``;`` or ``:`` too); and for a one-word value that is not prose, at a space, and at a ``/`` unless it
@@ -103,7 +104,7 @@ class DecodeStats:
 
     chosen: int = 0
     forced: int = 0
-    guessed: int = 0  # tokens guessed from the request inside strings, checked in a batch
+    guessed: int = 0  # tokens guessed from the request inside strings and numbers, checked in a batch
     kept: int = 0  # of those, the ones the model chose too
     started: float = field(default_factory=time.perf_counter)
     first_token_ms: float | None = None
