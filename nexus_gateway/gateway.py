@@ -81,7 +81,7 @@ class Gateway:
         async with anyio.create_task_group() as group:
             await group.start(self.routing.run)
             await group.start(self.pool.run)
-            group.start_soon(self._start_generation)  # the LLM loads in the background; `call` asks until then
+            group.start_soon(self._start_generation)  # the LLM loads in the background; `call` waits for it
             await self.routing.wait_ready(self.settings.routing.startup_wait)
             try:
                 yield self

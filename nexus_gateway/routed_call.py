@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+
 from .affordance import argument_slots
 from .confirmation import confirmation_message, confirmation_reason
 from .engine import ContextOverflow
@@ -21,13 +23,16 @@ from .validation import BLANK_INTENT, require_words
 
 TRACE_KEY = "io.nexus-gateway/trace"
 JUDGE_CANDIDATES = 3
+# A call that arrives while the local model is still loading (the first seconds after start: the sha256
+# check, the load, the system prefix) waits for it this long rather than handing the host the work.
+MODEL_WAIT_S = 60.0
 
 
 @dataclass
 class IntentOutcome:
     """Either the upstream result of the tool that ran (its ``_meta`` carries the trace under
     :data:`TRACE_KEY`), or a report of why nothing ran: ``status`` is ``routing_unavailable``,
-    ``no_confident_match``, ``needs_arguments`` or ``needs_confirmation``, with candidates, the missing
+    ``no_tools``, ``no_confident_match``, ``needs_arguments`` or ``needs_confirmation``, with candidates, the missing
     arguments, or the call the host should make itself (``confirmation.py``)."""
 
     forwarded: dict[str, Any] | None = None
@@ -108,6 +113,9 @@ async def call_intent(
     defaults = gateway.defaults(entry)
     missing: list[str] = []
     too_long = None
+    if arguments is None and not gateway.generation.ready and gateway.generation.error is None:
+        with anyio.move_on_after(MODEL_WAIT_S):
+            await gateway.generation.wait_settled()
     if arguments is None and gateway.generation.ready:
         try:
             generation = await gateway.generation.generate(entry, intent, window, given=defaults.keys())
@@ -123,6 +131,9 @@ async def call_intent(
         ask_again = f"Call `call` again with the arguments for {entry.id}, or call_tool directly."
         if too_long:
             message = f"The local model cannot fill in the arguments ({too_long}). {ask_again}"
+        elif not gateway.generation.ready:
+            why = gateway.generation.error or f"the model is still loading after {MODEL_WAIT_S:.0f} s"
+            message = f"Local argument generation is off ({why}). {ask_again}"
         elif missing:
             message = f"The request does not say {', '.join(missing)}. {ask_again}"
         else:
