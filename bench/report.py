@@ -451,25 +451,31 @@ holds beyond the prefix: IR {held["ir"]:.1f}, full schema {held["full_schema"]:.
             f"{ci_ms(m['unconstrained']['ci'])}: the sampler costs **{decode['gbnf_over_walker']:.1f}×** "
             "the walker.\n"
         )
-    guess = load("guessed_strings.json")
+    speed_doc = load("decode_speed.json")
     guess_text = "_not run yet_\n"
-    if guess:
-        g, p = guess["guessing"], guess["plain"]
+    if speed_doc:
+        ways = speed_doc["ways"]
+        table = "".join(
+            f"| {way} | {w['decode_ms']:.0f} {ci_ms(w['decode_ms_ci'])} | {w['ratio_p50']:.2f}× "
+            f"{ratio_ci(w['ratio_p50_ci'])} | {w['ratio_total']:.2f}× | {w['decodes_p50']:.0f} | "
+            f"{100 * w['arguments_right']:.1f}% | {w['same_arguments_as_plain']} of {speed_doc['n']} |\n"
+            for way, w in ways.items()
+        )
         guess_text = (
-            f"Command: `python bench/guessed_strings.py` (n = {guess['n']} GitHub requests, {guess['part']} half, "
-            f"labelled tool, {guess['threads']} threads; each request generated both ways, one right after the "
-            "other, the prompt computed from the warm prefix each time). Inside a string or a number the decoder "
-            "feeds the request's next tokens as a guess in the same batch as the model's own token and keeps "
-            "the guessed tokens the model would have chosen (`docs/arguments.md`). Decode time per call "
-            f"(median): with guessing {g['decode_ms']:.0f} ms {ci_ms(g['decode_ms_ci'])}, without "
-            f"{p['decode_ms']:.0f} ms {ci_ms(p['decode_ms_ci'])}: **{guess['ratio_p50']:.2f}×** "
-            f"{ratio_ci(guess['ratio_p50_ci'])} per call (totals {p_total(guess, 'plain')} → "
-            f"{p_total(guess, 'guessing')} s); model steps per call {p['steps']:.0f} → {g['steps']:.0f}; "
-            f"{guess['kept_tokens']} of {guess['guessed_tokens']} guessed tokens kept; arguments right "
-            f"{100 * g['arguments_right']:.1f}% with, {100 * p['arguments_right']:.1f}% without; the same "
-            f"arguments for {guess['same_arguments']} of {guess['n']} requests (near-ties that a batch's "
-            "rounding tips either way). On this 2-core CPU each extra row of a batch costs about 60% of a "
-            "decode, so the gain is small.\n"
+            f"Command: `python bench/decode_speed.py` (n = {speed_doc['n']} GitHub requests, {speed_doc['part']} half, "
+            f"labelled tool, {speed_doc['threads']} threads; each request decoded the three ways one right after "
+            "the other, each computing its prompt from the warm prefix). `merged`: a choice that leaves one "
+            "option is fed with the option's rest in one batch; `merged+guessed` (the gateway): also values "
+            "guessed from the request and checked in the same batch as the model's own token, "
+            f"{speed_doc['kept_tokens']} of {speed_doc['guessed_tokens']} guessed tokens kept "
+            "(`docs/arguments.md`). Decode time per call, median; ratio to `plain` per call (median, bootstrap "
+            "95% CI) and in total; batches decoded per call (median); arguments right; requests whose "
+            "arguments equal `plain`'s (a batch rounds differently from one-by-one decoding, and the 0.5B "
+            "model's near-ties tip either way).\n\n"
+            "| way | decode ms | vs plain, per call | vs plain, total | decodes | arguments right | same as plain |\n"
+            "|---|---|---|---|---|---|---|\n" + table + "\nOn this 2-core CPU each extra token of a batch costs "
+            "about 60% of a decode of its own, so saving decodes buys little; where a batch's extra rows are "
+            "nearly free (a GPU or Metal build of llama.cpp) it would buy more, which is not measured here.\n"
         )
     return f"""Commands: `SHARED=../shared/data bash bench/run_args_eval.sh` (every row below; definitions in
 `nexus_gateway/eval_args.py`). Per-argument accuracy = right labelled arguments / (labelled arguments +
@@ -501,13 +507,9 @@ time (it is computed every turn, the default IR is spliced from its block), so i
 ### Cost of the constraint
 
 {decode_text}
-### Values guessed from the request
+### Fewer decodes: merged choices and guessed values
 
 {guess_text}"""
-
-
-def p_total(document: dict[str, Any], name: str) -> str:
-    return f"{document['decode_ms_total'][name] / 1000:.1f}"
 
 
 def splice() -> str:

@@ -170,6 +170,7 @@ class Generation:
     chosen_tokens: int = 0
     forced_tokens: int = 0
     guessed_tokens: tuple[int, int] = (0, 0)  # request tokens guessed inside strings, and kept (decoding.py)
+    decodes: int = 0  # batches the arguments took (each chosen token alone, or with what rode along)
     schema_placement: dict[str, Any] | None = None  # full-schema mode: spliced or prefilled, and why
     fallback_from: list[str] | None = None  # schema "auto": what the signature left unresolved
 
@@ -185,6 +186,7 @@ class Generation:
                 "forced": self.forced_tokens,
                 "guessed": self.guessed_tokens[0],
                 "guesses_kept": self.guessed_tokens[1],
+                "decodes": self.decodes,
             },
             "ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             **({"schema": self.schema_placement} if self.schema_placement else {}),
@@ -195,10 +197,16 @@ class Generation:
 class ArgumentGenerator:
     """Generates arguments on one engine; callers hold no lock, a turn takes the engine's."""
 
-    def __init__(self, engine: GenerationBackend, *, focused: bool = False, guess: bool = True) -> None:
+    def __init__(
+        self, engine: GenerationBackend, *, focused: bool = False, guess: bool = True, merge: bool = True
+    ) -> None:
         self.engine = engine
         self.focused = focused  # the IR with only the parameters the request can fill (``ir.py``)
-        self.guess = guess  # string values guessed from the request and checked in a batch (``decoding.py``)
+        # Two decode-time savers (``decoding.py``), switchable for the side-by-side benchmark
+        # (``bench/decode_speed.py``): values guessed from the request and checked in a batch, and a
+        # choice fed together with the rest of the one option it leaves.
+        self.guess = guess
+        self.merge = merge
         self.vocabulary = Vocabulary(engine)
         self.prefix_tokens = engine.tokenize(system_prefix())
         self.chooser_tokens = engine.tokenize(chooser_prefix())
@@ -299,10 +307,13 @@ class ArgumentGenerator:
                 named_values=named_values(schema, intent),
                 entities=stated_entities(intent),
                 source=f"{intent}\n{window_text}" if self.guess else "",
+                merge=self.merge,
             )
             decoder.stats.started = started
             timings["prefill"] = (time.perf_counter() - started) * 1000
+            prompt_decodes = cursor.decodes
             raw = decoder.object(decoded_schema, decoded_schema, 0)
+            decodes = cursor.decodes - prompt_decodes
             timings["decode"] = (time.perf_counter() - started) * 1000 - timings["prefill"]
             if decoder.stats.first_token_ms is not None:
                 timings["first_token"] = decoder.stats.first_token_ms
@@ -332,5 +343,6 @@ class ArgumentGenerator:
             decoder.stats.chosen,
             decoder.stats.forced,
             (decoder.stats.guessed, decoder.stats.kept),
+            decodes,
             placement.trace() if placement else None,
         )

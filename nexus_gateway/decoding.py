@@ -17,7 +17,8 @@ and repo first, beat schema order), without a grammar sampler:
 - where the language allows one continuation (punctuation, the rest of a key once its first token
   decided it) the tokens are fed in one batch, with no sampling at all;
 - where it allows a closed set (which key next, an enum value, ``true``/``false``, a candidate tool
-  name) the choice is the best-scoring token over a trie of the allowed strings;
+  name) the choice is the best-scoring token over a trie of the allowed strings; once a token leaves one
+  option, that token and the option's rest are fed in one batch;
 - inside a string the only constraint is "no raw control bytes"; the string ends at the first quote.
   Where a string or a number so far is text of the request (or the session window) the model is
   likely copying it, so the request's next few tokens are guessed and checked in the same batch as the
@@ -209,11 +210,14 @@ class SchemaDecoder:
         named_values: Mapping[str, list[Any]] | None = None,
         entities: Collection[tuple[str, str]] = (),
         source: str = "",
+        merge: bool = True,
     ) -> None:
         self.engine = engine
         # Text values are copied from (the request, then the window); empty: no guessing.
         self.source = source.encode()
         self.prose = False  # the string being written is prose (a title, a body): guesses run across words
+        # A choice that leaves one option feeds its token and the option's rest in one batch (one decode)
+        self.merge = merge
         self.vocab = vocabulary
         self.cursor = cursor
         self.insist = frozenset(insist)  # top-level optional keys the request names: written before closing
@@ -296,8 +300,18 @@ class SchemaDecoder:
             if not len(ids):
                 raise DecodeError("no token continues the allowed options")
             best = int(ids[int(np.argmax(logits[ids]))])
+            after = emitted + self.vocab.pieces[best]
+            left = [i for i in alive if encoded[i].startswith(after)]
+            rests = {encoded[i][len(after) :] for i in left}
+            if self.merge and len(rests) == 1 and (rest := rests.pop()):
+                # the choice leaves one option: its remaining tokens ride in the same batch (one decode)
+                tokens = self.engine.tokenize(rest.decode("utf-8", errors="ignore"))
+                self.stats.mark()
+                self.stats.forced += len(tokens)
+                self.cursor.feed([best, *tokens])
+                return left[0]
             self._step(best)
-            emitted += self.vocab.pieces[best]
+            emitted = after
 
     # --- values ---------------------------------------------------------------------------------------------
     def string_body(self, opening: bool = False, max_tokens: int = MAX_STRING_TOKENS) -> str:

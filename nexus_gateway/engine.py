@@ -311,6 +311,7 @@ class Cursor:
         self.position = position
         self.logits: np.ndarray | None = None
         self.computed = 0  # tokens put through the model by this cursor (the prompt's cost, not the arena's)
+        self.decodes = 0  # batches put through the model (each costs a fixed part on top of its tokens)
 
     def feed(self, tokens: list[int]) -> np.ndarray:
         if not tokens:
@@ -321,6 +322,7 @@ class Cursor:
         assert logits is not None
         self.position += len(tokens)
         self.computed += len(tokens)
+        self.decodes += 1
         self.logits = logits
         return logits
 
@@ -331,6 +333,7 @@ class Cursor:
         assert rows is not None
         self.position += len(tokens)
         self.computed += len(tokens)
+        self.decodes += 1
         self.logits = rows[-1]
         return rows
 

@@ -1014,6 +1014,18 @@ def test_values_copied_from_the_request_are_guessed_and_checked_in_a_batch(gener
     assert plain.guessed_tokens == (0, 0)
     # every kept guess is a decode the model did not need on its own
     assert guessing.chosen_tokens == plain.chosen_tokens
+    assert guessing.decodes <= plain.decodes - kept // 2
+
+
+def test_a_choice_that_leaves_one_option_is_fed_with_its_rest_in_one_batch(generator: ArgumentGenerator) -> None:
+    said = "close issue 45 in octo-org/app"
+    merged = generator.generate("update_issue", COMMENT, "Update an issue", said)
+    apart = ArgumentGenerator(generator.engine, merge=False, guess=False).generate(
+        "update_issue", COMMENT, "Update an issue", said
+    )
+    for done in (merged, apart):
+        assert done.arguments == {"owner": "octo-org", "repo": "app", "issue_number": 45, "state": "closed"}
+    assert merged.decodes < apart.decodes
 
 
 def test_a_guess_stops_where_the_value_likely_ends() -> None:
