@@ -359,10 +359,11 @@ ARGS_RUNS = (
 
 
 # Which code each row of the table comes from: the rows are re-run one by one, as the rules change.
-ARGS_PROVENANCE = """Session 24's decoder guesses copied values from the request and checks the guess in a batch
-(below); the routed GitHub row re-run with it (`… --part odd --no-rerank --threads 2 --no-oracle
---dialogues …`) is the same to the decimal: routed 74.7%, arguments on routed-right requests 89.8%, end to
-end 69.3%, 17 of 18 dialogue turns, validity 100%, no leaks.
+ARGS_PROVENANCE = """Session 24's decoder feeds a choice with the rest of the one option it leaves and guesses copied
+values from the request, checking each guess in a batch (below, "Fewer decodes"); the routed GitHub row
+re-run with both (`… --part odd --no-rerank --threads 2 --no-oracle --dialogues …`) is the same to the
+decimal: routed 74.7%, arguments on routed-right requests 89.8%, end to end 69.3%, 17 of 18 dialogue
+turns, validity 100%, no leaks.
 Session 22 changed routing (BM25's k1 0.8, the calibrations refitted; `docs/routing.md`) and
 re-ran the routed GitHub row without the oracle (`… --part odd --no-rerank --threads 2 --no-oracle
 --dialogues …`): routed 72.3% → 74.7%, arguments on routed-right requests 89.8% as before, end to end
