@@ -20,7 +20,7 @@ from mcp.server.lowlevel import Server
 
 from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
 from .gateway import Gateway
-from .routed_call import call_intent, result_text
+from .routed_call import call_intent, no_tools_message, result_text
 from .upstream import ProgressCallback
 from .validation import validate_arguments
 
@@ -216,7 +216,10 @@ class HostSurface:
                 }
                 for hit in hits
             ]
-            return json_result({"query": arguments["query"], "results": results})
+            found: dict[str, Any] = {"query": arguments["query"], "results": results}
+            if not results and not self.gateway.registry.entries():
+                found["note"] = no_tools_message(self.gateway)
+            return json_result(found)
         if name == "describe_tool":
             entry = self.gateway.describe(arguments["tool"])
             described = {

@@ -131,6 +131,18 @@ async def test_failed_upstream_does_not_block_others(tmp_path: Path) -> None:
         assert result_text(await call(session, "fault__echo", {"text": "ok"})) == "ok"
 
 
+async def test_with_every_upstream_down_search_and_call_say_why(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "config.json", {"broken": {"command": str(tmp_path / "no-such-binary")}}, connect_timeout=3
+    )
+    async with stdio_gateway(config, tmp_path / "cache") as session:
+        found = result_json(await session.call_tool("search_tools", {"query": "current time"}))
+        assert found["results"] == [] and found["note"].startswith("No upstream tools are available: broken failed")
+        assert "no-such-binary" in found["note"]
+        routed = result_json(await session.call_tool("call", {"intent": "what time is it in Tokyo?"}))
+        assert routed["status"] == "no_tools" and "no-such-binary" in routed["message"]
+
+
 def test_garbage_line_on_stdio_keeps_serving(tmp_path: Path) -> None:
     """A host that writes junk must not take the gateway down."""
     config = write_config(tmp_path / "config.json", {"fault": fault_server()})
