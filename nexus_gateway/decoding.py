@@ -54,6 +54,7 @@ MAX_GUESS_TOKENS = 8  # a guess checked in one batch: on two CPU cores each gues
 MIN_GUESS_MATCH = 3  # bytes of the string that must be request text before its continuation is guessed
 _NOT_IN_STRING = re.compile(rb'["\\\x00-\x1f]')  # a JSON string would escape these: a guess stops there
 _SOURCE_NUMBER = re.compile(rb"(?<![\w.])-?[0-9]+(?:\.[0-9]+)?")
+_WORD_START = re.compile(rb"[^A-Za-z0-9]+(?=[A-Za-z0-9])")  # where a word starts after other bytes
 _DIGITS = re.compile(rb"^[0-9]+$")
 _NUMBER = re.compile(rb"^[0-9.]+$")
 _SIGNED_DIGITS = re.compile(rb"^-[0-9]*$")  # "-" or "-5": a number's first token may carry its sign
@@ -73,8 +74,9 @@ def _value_end(written: bytes, rest: bytes, prose: bool) -> int:
     past the end costs most of a decode per token and is always wrong, so it stops early: at a byte a
     JSON string would escape; at a closing single quote (``'v2 plan'``, not ``reviewer's``); at a
     sentence's end (``.``, ``?``, ``!`` before a space, and for a value that is not ``prose`` a ``,``,
-    ``;`` or ``:`` too); and for a one-word value that is not prose, at a space, and at a ``/`` unless it
-    already holds one (``octo-org/app`` gives the owner ``octo-org``; a path goes on segment by segment)."""
+    ``;`` or ``:`` too); and for a one-word value that is not prose, at a space or a ``#``, and at a ``/``
+    or a ``:`` unless it already holds a ``/`` (``octo-org/app#204`` gives the owner ``octo-org`` and the
+    repository ``app``, ``octo-org:feature`` the owner; a path goes on segment by segment)."""
     end = len(rest)
     found = _NOT_IN_STRING.search(rest)
     if found:
@@ -83,7 +85,7 @@ def _value_end(written: bytes, rest: bytes, prose: bool) -> int:
     if found:
         end = found.start()
     if not prose and not re.search(rb"\s", written):
-        found = re.search(rb"\s" if b"/" in written else rb"[\s/]", rest[:end])
+        found = re.search(rb"[\s#]" if b"/" in written else rb"[\s/#:]", rest[:end])
         if found:
             end = found.start()
     return end
@@ -216,6 +218,7 @@ class SchemaDecoder:
         # Text values are copied from (the request, then the window); empty: no guessing.
         self.source = source.encode()
         self.prose = False  # the string being written is prose (a title, a body): guesses run across words
+        self.values: set[bytes] = set()  # string values written so far: a guess does not repeat one
         # A choice that leaves one option feeds its token and the option's rest in one batch (one decode)
         self.merge = merge
         self.vocab = vocabulary
@@ -375,27 +378,26 @@ class SchemaDecoder:
         return kept
 
     def _string_guess(self, written: bytes) -> list[int]:
-        """The tokens that continue ``written`` where the source says the same text: the longest tail of
-        it (at least :data:`MIN_GUESS_MATCH` bytes) found in the source, and what follows it there, up to
-        where the value likely ends (:func:`_value_end`)."""
+        """The tokens that continue ``written`` where the source says the same text, up to where the value
+        likely ends (:func:`_value_end`). The text matched is the longest tail of ``written`` that starts
+        a word (at least :data:`MIN_GUESS_MATCH` bytes, "ing" of "launching" is no match for "billing")
+        and is found where a word starts in the source; of its places, the first whose continuation is not
+        a value already written ("lumen" of the repository after the owner ``lumen-labs`` goes on "-ui")."""
         if not self.source or len(written) < MIN_GUESS_MATCH:
             return []
-        at = -1
-        size = min(len(written), 48)
-        while size >= MIN_GUESS_MATCH:
-            at = self.source.find(written[-size:])
-            if at >= 0:
+        starts = [0, *(m.end() for m in _WORD_START.finditer(written))]
+        for start in starts:
+            tail = written[start:][-48:]
+            if len(tail) < MIN_GUESS_MATCH:
                 break
-            size -= 1
-        if at < 0:
-            return []
-        rest = self.source[at + size : at + size + 64]
-        rest = rest[: _value_end(written, rest, self.prose)]
-        if not rest.strip():
-            return []
-        tokens = self.engine.tokenize(rest.decode("utf-8", errors="ignore"))[:MAX_GUESS_TOKENS]
-        unprintable = [i for i, token in enumerate(tokens) if not self.vocab.printable[token]]
-        return tokens[: unprintable[0]] if unprintable else tokens
+            for found in re.finditer(rb"(?<![A-Za-z0-9])" + re.escape(tail), self.source):
+                rest = self.source[found.end() : found.end() + 64]
+                rest = rest[: _value_end(written, rest, self.prose)]
+                if rest.strip() and written[start:] + rest not in self.values:
+                    tokens = self.engine.tokenize(rest.decode("utf-8", errors="ignore"))[:MAX_GUESS_TOKENS]
+                    unprintable = [i for i, token in enumerate(tokens) if not self.vocab.printable[token]]
+                    return tokens[: unprintable[0]] if unprintable else tokens
+        return []
 
     def _number_guess(self, text: bytes) -> list[int]:
         """The remaining digits of the first number of the source that starts with the digits written."""
@@ -499,6 +501,7 @@ class SchemaDecoder:
 
     def _string(self, opening: bool = False) -> str:
         text = self.string_body(opening)
+        self.values.add(text.encode())
         if not self.carry:
             self.force('"')
         return text
