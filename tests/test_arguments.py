@@ -1039,6 +1039,8 @@ def test_a_guess_stops_where_the_value_likely_ends() -> None:
     assert guessed("feat", ": batch stock import', pls update", prose=True) == ": batch stock import"
     assert guessed("the reviewer", "'s comment", prose=True) == "'s comment"
     assert guessed("app", '" and more') == ""  # a quote ends any guess
+    assert guessed("app", "#204 has two approvals") == ""  # octo-org/app#204: the repository is "app"
+    assert guessed("oct", "o-org:feature/dark-mode") == "o-org"  # owner:branch
 
 
 def test_an_optional_key_the_request_names_is_written(generator: ArgumentGenerator) -> None:
