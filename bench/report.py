@@ -453,7 +453,7 @@ holds beyond the prefix: IR {held["ir"]:.1f}, full schema {held["full_schema"]:.
             "the walker.\n"
         )
     speed_doc = load("decode_speed.json")
-    guess_text = "_not run yet_\n"
+    speed_text = "_not run yet_\n"
     if speed_doc:
         ways = speed_doc["ways"]
         table = "".join(
@@ -462,7 +462,7 @@ holds beyond the prefix: IR {held["ir"]:.1f}, full schema {held["full_schema"]:.
             f"{100 * w['arguments_right']:.1f}% | {w['same_arguments_as_plain']} of {speed_doc['n']} |\n"
             for way, w in ways.items()
         )
-        guess_text = (
+        speed_text = (
             f"Command: `python bench/decode_speed.py` (n = {speed_doc['n']} GitHub requests, {speed_doc['part']} half, "
             f"labelled tool, {speed_doc['threads']} threads; each request decoded the three ways one right after "
             "the other, each computing its prompt from the warm prefix). `merged`: a choice that leaves one "
@@ -510,7 +510,7 @@ time (it is computed every turn, the default IR is spliced from its block), so i
 {decode_text}
 ### Fewer decodes: merged choices and guessed values
 
-{guess_text}"""
+{speed_text}"""
 
 
 def splice() -> str:

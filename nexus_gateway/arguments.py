@@ -276,6 +276,7 @@ class ArgumentGenerator:
             tool_tokens = self.engine.tokenize(ir)
             block_key = ir_block_key(block_key, ir) if block_key is not None and focus is None else None
         suffix = self.engine.tokenize(request_text(intent, window_text))
+        entities, quoted = stated_entities(intent), quoted_spans(intent)
         prompt_length = len(self.prefix_tokens) + len(tool_tokens) + len(suffix)
         if prompt_length + ARGUMENTS_ROOM > self.engine.context_size():
             raise ContextOverflow(
@@ -302,10 +303,10 @@ class ArgumentGenerator:
                 self.vocabulary,
                 cursor,
                 insist=named_keys(schema, intent),
-                quoted=quoted_spans(intent),
+                quoted=quoted,
                 text_keys=free_text_keys(schema),
                 named_values=named_values(schema, intent),
-                entities=stated_entities(intent),
+                entities=entities,
                 source=f"{intent}\n{window_text}" if self.guess else "",
                 merge=self.merge,
             )
@@ -326,11 +327,12 @@ class ArgumentGenerator:
         # A configured default (``given``) yields only to a value the request states as one: a path, a
         # number, a branch or quoted text. "remember that Alice works at Acme", routed to a git tool,
         # must not send repo_path "Acme" past the repository the user configured.
-        stated = {value for _, value in stated_entities(intent)} | set(quoted_spans(intent))
-        stated |= {word for word in (w.strip(".,;:!?()'\"") for w in intent.split()) if re.search(r"[/\\~]", word)}
-        overridden = [k for k in given if k in arguments and str(arguments[k]) not in stated]
-        arguments = {k: v for k, v in arguments.items() if k not in overridden}
-        dropped = [*dropped, *overridden]
+        if given:
+            stated = {value for _, value in entities} | set(quoted)
+            stated |= {w for w in (w.strip(".,;:!?()'\"") for w in intent.split()) if re.search(r"[/\\~]", w)}
+            overridden = [k for k in given if k in arguments and str(arguments[k]) not in stated]
+            arguments = {k: v for k, v in arguments.items() if k not in overridden}
+            dropped = [*dropped, *overridden]
         required = [k for k in required_here if k not in arguments]
         return Generation(
             arguments,
