@@ -24,10 +24,11 @@ from .cache import RegistryCache
 from .config import GatewayConfig
 from .exceptions import NexusError, ToolNotFound, UpstreamError
 from .generation_service import GenerationService
+from .host_relay import HostLink
 from .registry import Registry, SearchHit, ToolEntry
 from .router_service import RouterService
 from .routing import RouteResult
-from .upstream import ProgressCallback, UpstreamPool, UpstreamState
+from .upstream import UpstreamPool, UpstreamState
 from .validation import BLANK_QUERY, require_words, validate_arguments
 
 logger = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ class Gateway:
         tool_id: str,
         arguments: dict[str, Any] | None,
         *,
-        progress: ProgressCallback | None = None,
+        host: HostLink | None = None,
         validate: bool = True,
     ) -> dict[str, Any]:
         """Fill in the configured defaults, validate, forward, return the upstream result unchanged (wire
@@ -148,7 +149,7 @@ class Gateway:
         if validate:
             validate_arguments(tool_id, entry.input_schema, arguments)
         upstream = self.pool[entry.server]
-        return await upstream.call_tool(entry.name, arguments, progress=progress)
+        return await upstream.call_tool(entry.name, arguments, host=host)
 
     def exposed(self) -> list[ToolEntry]:
         """Upstream tools the config lists directly under their ids (``nexus.expose``)."""

@@ -17,8 +17,8 @@ from .affordance import argument_slots
 from .confirmation import confirmation_message, confirmation_reason
 from .engine import ContextOverflow
 from .gateway import Gateway
+from .host_relay import HostLink
 from .routing import Candidate
-from .upstream import ProgressCallback
 from .validation import BLANK_INTENT, require_words
 
 TRACE_KEY = "io.nexus-gateway/trace"
@@ -67,7 +67,7 @@ async def call_intent(
     intent: str,
     arguments: dict[str, Any] | None,
     session: str,
-    progress: ProgressCallback | None = None,
+    host: HostLink | None = None,
 ) -> IntentOutcome:
     """Route the intent; forward when arguments are given or generated, else ask for them."""
     require_words("call", "intent", intent, BLANK_INTENT)
@@ -168,7 +168,7 @@ async def call_intent(
             }
         )
     started = time.perf_counter()
-    forwarded = await gateway.call(entry.id, arguments, progress=progress)
+    forwarded = await gateway.call(entry.id, arguments, host=host)
     trace["ms"]["forward"] = round((time.perf_counter() - started) * 1000, 2)
     trace["tool"] = entry.id
     trace["arguments"] = arguments

@@ -20,8 +20,8 @@ from mcp.server.lowlevel import Server
 
 from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
 from .gateway import Gateway
+from .host_relay import HostLink
 from .routed_call import call_intent, no_tools_message, result_text
-from .upstream import ProgressCallback
 from .validation import validate_arguments
 
 logger = logging.getLogger(__name__)
@@ -130,16 +130,17 @@ def json_result(value: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=value)
 
 
-def progress_forwarder(ctx: ServerRequestContext[Any]) -> ProgressCallback | None:
-    """Relay upstream progress to the host, only when the host asked for progress."""
+def host_link(ctx: ServerRequestContext[Any]) -> HostLink:
+    """The host request a forwarded call serves: upstream progress goes back to it (only when the host
+    asked for progress), and so do the upstream's own sampling and elicitation requests."""
     meta = ctx.meta or {}
-    if meta.get("progress_token") is None and meta.get("progressToken") is None:
-        return None
+    wants_progress = meta.get("progress_token") is not None or meta.get("progressToken") is not None
 
     async def forward(progress: float, total: float | None, message: str | None) -> None:
         await ctx.session.report_progress(progress, total, message)
 
-    return forward
+    request_id = ctx.request_id if ctx.request_id is not None else 0
+    return HostLink(ctx.session, request_id, host_session(ctx), forward if wants_progress else None)
 
 
 class HostSurface:
@@ -238,7 +239,7 @@ class HostSurface:
                 described["defaults"] = defaults  # filled in when a call leaves them out
             return json_result(described)
         tool_id, tool_arguments = arguments["tool"], arguments.get("arguments") or {}
-        result = await self.gateway.call(tool_id, tool_arguments, progress=progress_forwarder(ctx))
+        result = await self.gateway.call(tool_id, tool_arguments, host=host_link(ctx))
         released = self.gateway.generation.release_held(host_session(ctx), tool_id)
         if released is not None and not result.get("isError"):
             # the host confirmed a call that `call` held back: the turn joins the session's window
@@ -250,7 +251,7 @@ class HostSurface:
     async def _routed_call(
         self, ctx: ServerRequestContext[Any], intent: str, arguments: dict[str, Any] | None
     ) -> types.CallToolResult | dict[str, Any]:
-        outcome = await call_intent(self.gateway, intent, arguments, host_session(ctx), progress_forwarder(ctx))
+        outcome = await call_intent(self.gateway, intent, arguments, host_session(ctx), host_link(ctx))
         if outcome.forwarded is not None:
             return outcome.forwarded
         return json_result(outcome.report or {})
@@ -260,7 +261,7 @@ class HostSurface:
     ) -> dict[str, Any]:
         """Exposed tools behave exactly as the upstream's own: its validation, its errors."""
         try:
-            return await self.gateway.call(name, arguments, progress=progress_forwarder(ctx), validate=False)
+            return await self.gateway.call(name, arguments, host=host_link(ctx), validate=False)
         except UpstreamProtocolError as exc:
             cause = exc.__cause__
             if isinstance(cause, MCPError):

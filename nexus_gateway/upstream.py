@@ -30,12 +30,12 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.message import SessionMessage
 from pydantic import TypeAdapter
 
 from .config import GatewaySettings, UpstreamConfig
 from .exceptions import UpstreamError, UpstreamProtocolError, UpstreamTimeout, UpstreamUnavailable
+from .host_relay import HostLink, UpstreamRequests
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,6 @@ MAX_TOOL_PAGES = 1000
 WIRE_RESULT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 
 ToolsCallback = Callable[[str, list[dict[str, Any]]], None]
-ProgressCallback = ProgressFnT
 
 
 class UpstreamState(enum.Enum):
@@ -125,11 +124,12 @@ class StderrLog:
 
 
 class _Connection:
-    """One live session plus the cancel scopes of the calls in flight on it."""
+    """One live session plus the calls in flight on it: each call's cancel scope, and the host request
+    it serves (where the upstream's own requests during the call are relayed, ``host_relay.py``)."""
 
     def __init__(self, session: ClientSession) -> None:
         self.session = session
-        self.inflight: set[anyio.CancelScope] = set()
+        self.inflight: dict[anyio.CancelScope, HostLink | None] = {}
         self.lost = anyio.Event()
         self.lost_reason = ""
 
@@ -206,10 +206,11 @@ class Upstream:
         name: str,
         arguments: dict[str, Any] | None,
         *,
-        progress: ProgressCallback | None = None,
+        host: HostLink | None = None,
         timeout: float | None = None,
     ) -> dict[str, Any]:
-        """Forward one ``tools/call``; answers within ``timeout`` whatever the upstream does.
+        """Forward one ``tools/call``; answers within ``timeout`` whatever the upstream does (the time the
+        host takes to answer a request the upstream relays through ``host`` aside).
 
         The result stays in wire form (the SDK still checks it against the protocol version): a
         proxy has no use for typed models, and building then dumping them on every call is most of
@@ -218,13 +219,19 @@ class Upstream:
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
 
         async def send(session: ClientSession) -> dict[str, Any]:
+            progress = host.progress if host is not None else None
             return await session.send_request(request, WIRE_RESULT, progress_callback=progress)  # type: ignore[type-var]
 
-        result: dict[str, Any] = await self.request(send, timeout=timeout, what=f"tools/call {name}")
+        result: dict[str, Any] = await self.request(send, timeout=timeout, what=f"tools/call {name}", host=host)
         return result
 
     async def request(
-        self, send: Callable[[ClientSession], Awaitable[Any]], *, timeout: float | None = None, what: str
+        self,
+        send: Callable[[ClientSession], Awaitable[Any]],
+        *,
+        timeout: float | None = None,
+        what: str,
+        host: HostLink | None = None,
     ) -> Any:
         """Run ``send(session)`` on the live connection with timeout and loss handling."""
         timeout = timeout or self.settings.call_timeout
@@ -234,7 +241,7 @@ class Upstream:
             connection = await self._wait_connected(min(timeout, self.settings.connect_timeout))
         # One scope serves both the deadline and loss of the connection (cancelled by _Connection.lose).
         with anyio.CancelScope(deadline=anyio.current_time() + max(deadline - time.monotonic(), 0.001)) as scope:
-            connection.inflight.add(scope)
+            connection.inflight[scope] = host
             try:
                 return await send(connection.session)
             except MCPError as exc:
@@ -246,7 +253,7 @@ class Upstream:
                 connection.lose(describe_error(exc))
                 raise UpstreamUnavailable(self.name, f"{what}: connection lost ({describe_error(exc)})") from None
             finally:
-                connection.inflight.discard(scope)
+                connection.inflight.pop(scope, None)
         if connection.lost.is_set():
             raise UpstreamUnavailable(self.name, f"{what}: connection lost during the call ({connection.lost_reason})")
         raise UpstreamTimeout(self.name, f"{what}: no answer within {timeout:g}s")
@@ -292,12 +299,20 @@ class Upstream:
             eof = anyio.Event()
             group.start_soon(_pump, raw_read, send_end, eof)
             holder: list[_Connection] = []
+            requests = UpstreamRequests(self.name, lambda: holder[0].inflight if holder else {})
 
             async def on_message(message: Any) -> None:
                 await self._on_message(message, holder, group)
 
             session = await stack.enter_async_context(
-                ClientSession(read, write, message_handler=on_message, client_info=CLIENT_INFO)
+                ClientSession(
+                    read,
+                    write,
+                    message_handler=on_message,
+                    client_info=CLIENT_INFO,
+                    sampling_callback=requests.sampling,
+                    elicitation_callback=requests.elicitation,
+                )
             )
             with anyio.fail_after(self.settings.connect_timeout):
                 await session.initialize()

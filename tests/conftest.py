@@ -94,15 +94,16 @@ def gateway_env(cache_dir: Path) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def stdio_gateway(config: Path, cache_dir: Path) -> AsyncIterator[ClientSession]:
-    """A gateway child process on stdio, and an initialised client session to it."""
+async def stdio_gateway(config: Path, cache_dir: Path, **client: Any) -> AsyncIterator[ClientSession]:
+    """A gateway child process on stdio, and an initialised client session to it (``client``: the
+    session's callbacks, for a host that answers sampling or elicitation)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "nexus_gateway", "serve", "--config", str(config)],
         env=gateway_env(cache_dir),
         cwd=str(REPO),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with stdio_client(params) as (read, write), ClientSession(read, write, **client) as session:
         with anyio.fail_after(60):
             await session.initialize()
         yield session
@@ -133,11 +134,11 @@ def run_cli(*args: str, cache: Path | None = None, timeout: float = 600) -> subp
 
 
 @asynccontextmanager
-async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+async def http_session(url: str, headers: dict[str, str] | None = None, **client: Any) -> AsyncIterator[ClientSession]:
     async with (
         create_mcp_http_client(headers=headers) as http,
         streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
+        ClientSession(read, write, **client) as session,
     ):
         with anyio.fail_after(30):
             await session.initialize()

@@ -1,0 +1,87 @@
+"""An upstream's own requests during a call (sampling, elicitation) reach the host through the gateway.
+
+The real ``server-everything`` offers its sampling and elicitation tools only to a client that declares
+those capabilities, and sends the request back while the tool call is in flight; the host here is a real
+MCP client over stdio or streamable HTTP with its own callbacks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from conftest import http_gateway_process, http_session, node_server, result_text, stdio_gateway, write_config
+from mcp import ClientSession
+
+pytestmark = pytest.mark.anyio
+
+
+def everything_only(workdir: Path, call_timeout: float) -> Path:
+    servers = {"everything": {"command": node_server("mcp-server-everything"), "args": ["stdio"]}}
+    return write_config(workdir / "config.json", servers, call_timeout=call_timeout)
+
+
+class Host:
+    """A host that answers sampling with its "model" and elicitation with its "user", slowly."""
+
+    def __init__(self, think: float = 0.0) -> None:
+        self.prompts: list[str] = []
+        self.think = think
+
+    async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        self.prompts.extend(getattr(m.content, "text", "") for m in params.messages)
+        text = types.TextContent(type="text", text="a haiku from the host's model")
+        return types.CreateMessageResult(role="assistant", content=text, model="host-model")
+
+    async def elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        await anyio.sleep(self.think)
+        return types.ElicitResult(action="accept", content={"name": "Ada Lovelace", "check": True})
+
+    def callbacks(self) -> dict[str, Any]:
+        return {"sampling_callback": self.sample, "elicitation_callback": self.elicit}
+
+
+async def sample_and_elicit(gateway: ClientSession, host: Host) -> None:
+    sampled = await gateway.call_tool(
+        "call_tool",
+        {"tool": "everything__trigger-sampling-request", "arguments": {"prompt": "write a haiku", "maxTokens": 20}},
+    )
+    assert not sampled.is_error, result_text(sampled)
+    assert "a haiku from the host's model" in result_text(sampled)
+    assert any("write a haiku" in prompt for prompt in host.prompts)
+
+    elicited = await gateway.call_tool("call_tool", {"tool": "everything__trigger-elicitation-request"})
+    assert not elicited.is_error, result_text(elicited)
+    assert "Name: Ada Lovelace" in result_text(elicited)
+    assert "Agreed to terms: true" in result_text(elicited)
+
+
+async def test_sampling_and_elicitation_from_an_upstream_reach_the_host(tmp_path: Path) -> None:
+    """Over stdio; the person takes longer to answer the form than the call's whole timeout."""
+    host = Host(think=3)
+    config = everything_only(tmp_path, call_timeout=2)
+    async with stdio_gateway(config, tmp_path / "cache", **host.callbacks()) as gateway:
+        await sample_and_elicit(gateway, host)
+
+
+async def test_relayed_requests_ride_the_http_hosts_own_request_stream(tmp_path: Path) -> None:
+    host = Host()
+    config = everything_only(tmp_path, call_timeout=20)
+    async with (
+        http_gateway_process(config, tmp_path / "cache") as url,
+        http_session(url, **host.callbacks()) as gateway,
+    ):
+        await sample_and_elicit(gateway, host)
+
+
+async def test_a_host_without_sampling_is_told_why_the_upstream_request_failed(tmp_path: Path) -> None:
+    config = everything_only(tmp_path, call_timeout=20)
+    async with stdio_gateway(config, tmp_path / "cache") as host:
+        result = await host.call_tool(
+            "call_tool", {"tool": "everything__trigger-sampling-request", "arguments": {"prompt": "hi"}}
+        )
+        assert result.is_error
+        assert "does not support sampling" in result_text(result)
