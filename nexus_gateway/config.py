@@ -90,6 +90,7 @@ class GatewaySettings:
     # which routed choices the host must confirm with call_tool instead of the gateway running them:
     # "auto" (destructive tools, and writes on a close call), "writes", "never" (confirmation.py)
     confirm: str = "auto"
+    ask_user: bool = True  # confirm through the host's user (MCP elicitation) when the host can ask them
     schema: str = "ir"  # what the LLM sees of a tool: "ir", "ir-focused", "full" (spliced blocks), "auto"
     # server → {argument: value} filled into any call of that server's tools that leaves the argument out
     # (mcp-server-git's ``repo_path``: a project sidecar serves one repository, which requests rarely name)
@@ -256,8 +257,8 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     if confirm not in CONFIRM_MODES:
         raise ConfigError(f"nexus.confirm: must be one of {', '.join(CONFIRM_MODES)}, got {confirm!r}")
     argument_defaults = _parse_defaults(raw.get("defaults", {}), upstream_names, env)
-    generate, judge = raw.get("generate", True), raw.get("judge", False)
-    for key, flag in (("generate", generate), ("judge", judge)):
+    generate, judge, ask_user = raw.get("generate", True), raw.get("judge", False), raw.get("ask_user", True)
+    for key, flag in (("generate", generate), ("judge", judge), ("ask_user", ask_user)):
         if not isinstance(flag, bool):
             raise ConfigError(f"nexus.{key}: must be true or false, got {flag!r}")
     return GatewaySettings(
@@ -266,6 +267,7 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
         generate=generate,
         judge=judge,
         confirm=confirm,
+        ask_user=ask_user,
         schema=schema,
         routing=_parse_routing(raw.get("routing", {})),
         call_timeout=positive("call_timeout"),

@@ -19,13 +19,25 @@ Modes (``nexus.confirm``):
 
 A stop answers with the tool, the arguments it would send and the close candidates; the host runs the
 right one with ``call_tool``, which names the tool, so its own approval prompt can show it.
+
+That answer goes to the host's model, which may run the call without asking anyone. When the host can
+put a form in front of its user (MCP elicitation) and ``nexus.ask_user`` is on (the default), the
+gateway asks the user instead: the tool, why it stops, the arguments it would send, and one box to
+run it. Yes runs the call at once; no, or a dismissed form, answers ``declined`` with the candidates,
+and nothing runs.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import orjson
+
+from .host_relay import HostLink
 from .mood import WRITE, tool_mood
+
+logger = logging.getLogger(__name__)
 
 CONFIRM_MODES = ("auto", "writes", "never")
 
@@ -60,13 +72,49 @@ def confirmation_reason(
     return "close_call" if margin < tau else None
 
 
+WHY = {
+    "destructive": "its server marks it as one that may delete or overwrite data",
+    "close_call": "it changes something and other tools fit the request almost as well",
+    "writes": "it changes something, and this gateway confirms every change it routes",
+}
+RUN_FIELD = "run"
+SHOWN_ARGUMENTS = 600  # characters of the arguments a form shows (a file's whole content would drown it)
+
+
 def confirmation_message(reason: str, tool_id: str) -> str:
-    why = {
-        "destructive": "its server marks it as one that may delete or overwrite data",
-        "close_call": "it changes something and other tools fit the request almost as well",
-        "writes": "it changes something, and this gateway confirms every change it routes",
-    }[reason]
+    why = WHY[reason]
     return (
         f"Not run: {tool_id} was chosen for this request, but {why}. If it is the right tool, run it with "
         f"call_tool and the arguments below; otherwise pick one of the candidates."
     )
+
+
+def confirmation_form(reason: str, tool_id: str, intent: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The question and the one-box form a user confirms a routed call with."""
+    shown = orjson.dumps(arguments).decode()
+    if len(shown) > SHOWN_ARGUMENTS:
+        shown = shown[:SHOWN_ARGUMENTS] + "…"
+    message = f"For “{intent}” the gateway chose {tool_id}, but {WHY[reason]}. It would send {shown}. Run it?"
+    schema = {
+        "type": "object",
+        "properties": {
+            RUN_FIELD: {"type": "boolean", "title": f"Run {tool_id}", "default": True},
+        },
+        "required": [RUN_FIELD],
+    }
+    return message, schema
+
+
+async def confirmed_by_user(
+    host: HostLink | None, reason: str, tool_id: str, intent: str, arguments: dict[str, Any]
+) -> bool | None:
+    """Ask the host's user; None when the host cannot ask (the host's model gets the question instead)."""
+    if host is None or not host.asks_forms():
+        return None
+    message, schema = confirmation_form(reason, tool_id, intent, arguments)
+    try:
+        answer = await host.ask_user(message, schema)
+    except Exception as exc:  # the host failed to show the form: its model gets the question instead
+        logger.warning("asking the user to confirm %s failed (%s: %s)", tool_id, type(exc).__name__, exc)
+        return None
+    return answer.action == "accept" and bool((answer.content or {}).get(RUN_FIELD))

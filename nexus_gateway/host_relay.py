@@ -63,6 +63,17 @@ class HostLink:
             return have.elicitation.url is not None
         return True
 
+    def asks_forms(self) -> bool:
+        """The host can put a form in front of its user (MCP elicitation, form mode)."""
+        have = self.session.client_capabilities
+        return have is not None and have.elicitation is not None
+
+    async def ask_user(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+        """Put a form in front of the host's user, on this request's channel; waits as long as they take."""
+        metadata = ServerMessageMetadata(related_request_id=self.request_id)
+        request = types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
+        return await self.session.send_request(request, types.ElicitResult, metadata=metadata)
+
     def client_name(self) -> str:
         params = self.session.client_params
         return params.client_info.name if params is not None else "the host"

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from .affordance import argument_slots
-from .confirmation import confirmation_message, confirmation_reason
+from .confirmation import confirmation_message, confirmation_reason, confirmed_by_user
 from .engine import ContextOverflow
 from .gateway import Gateway
 from .host_relay import HostLink
@@ -32,8 +32,9 @@ MODEL_WAIT_S = 60.0
 class IntentOutcome:
     """Either the upstream result of the tool that ran (its ``_meta`` carries the trace under
     :data:`TRACE_KEY`), or a report of why nothing ran: ``status`` is ``routing_unavailable``,
-    ``no_tools``, ``no_confident_match``, ``needs_arguments`` or ``needs_confirmation``, with candidates, the missing
-    arguments, or the call the host should make itself (``confirmation.py``)."""
+    ``no_tools``, ``no_confident_match``, ``needs_arguments``, ``needs_confirmation`` or ``declined`` (the
+    user said no to a call the gateway asked them to confirm), with candidates, the missing arguments, or
+    the call the host should make itself (``confirmation.py``)."""
 
     forwarded: dict[str, Any] | None = None
     report: dict[str, Any] | None = None
@@ -152,8 +153,26 @@ async def call_intent(
         )
     arguments = gateway.with_defaults(entry, arguments)
     reason = confirmation_reason(gateway.settings.confirm, entry.name, entry.raw.get("annotations"), result.margin, tau)
+    user_says = None
     if reason is not None:
         trace["confirm"] = reason
+        if gateway.settings.ask_user:
+            user_says = await confirmed_by_user(host, reason, entry.id, intent, arguments)
+            if user_says is not None:
+                trace["confirmed_by_user"] = user_says
+    if reason is not None and user_says is False:
+        return IntentOutcome(
+            report={
+                "status": "declined",
+                "tool": entry.id,
+                "arguments": arguments,
+                "candidates": candidate_list(gateway, result.candidates[:JUDGE_CANDIDATES]),
+                "message": f"The user chose not to run {entry.id}; nothing ran. If another candidate is right, "
+                "run it with call_tool.",
+                "trace": trace,
+            }
+        )
+    if reason is not None and user_says is None:
         window.hold(entry.id, entry.name, intent)
         return IntentOutcome(
             report={

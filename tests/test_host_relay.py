@@ -13,7 +13,15 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from conftest import http_gateway_process, http_session, node_server, result_text, stdio_gateway, write_config
+from conftest import (
+    http_gateway_process,
+    http_session,
+    node_server,
+    result_json,
+    result_text,
+    stdio_gateway,
+    write_config,
+)
 from mcp import ClientSession
 
 pytestmark = pytest.mark.anyio
@@ -85,3 +93,33 @@ async def test_a_host_without_sampling_is_told_why_the_upstream_request_failed(t
         )
         assert result.is_error
         assert "does not support sampling" in result_text(result)
+
+
+async def test_a_routed_call_that_may_destroy_data_is_confirmed_by_the_hosts_user(tmp_path: Path) -> None:
+    """A host that can show its user a form (elicitation) gets the question there, not in its model's
+    hands: yes runs the call, no runs nothing and says so."""
+    files = tmp_path / "files"
+    files.mkdir()
+    asked: list[str] = []
+    answers = iter([True, False])
+
+    async def user(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"run": next(answers)})
+
+    servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
+    config = write_config(tmp_path / "config.json", servers, routing={"calibration": None}, generate=False)
+    async with stdio_gateway(config, tmp_path / "cache", elicitation_callback=user) as gateway:
+        target = files / "confirmed.txt"
+        arguments = {"path": str(target), "content": "written after the user said yes\n"}
+        intent = "overwrite the file confirmed.txt with new text"
+        ran = await gateway.call_tool("call", {"intent": intent, "arguments": arguments})
+        assert not ran.is_error, result_text(ran)
+        assert target.read_text() == "written after the user said yes\n"
+        assert "filesystem__write_file" in asked[0] and "delete or overwrite" in asked[0] and str(target) in asked[0]
+        assert (ran.meta or {})["io.nexus-gateway/trace"]["confirmed_by_user"] is True
+
+        again = {"path": str(target), "content": "never written\n"}
+        declined = result_json(await gateway.call_tool("call", {"intent": intent, "arguments": again}))
+        assert declined["status"] == "declined" and declined["tool"] == "filesystem__write_file", declined
+        assert target.read_text() == "written after the user said yes\n" and len(asked) == 2
