@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +52,9 @@ class Gateway:
         self.settings = config.settings
         self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
         self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed)
-        self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools)
+        self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools, self._on_resource_updated)
+        # the host side's listeners for `notifications/resources/updated`, given the gateway's URI
+        self.resource_listeners: list[Callable[[str], Awaitable[None]]] = []
         self.routing = RouterService(self.registry, self.cache, self.settings.routing)
         self.generation = GenerationService(
             self.settings.model,
@@ -75,6 +77,11 @@ class Gateway:
         logger.debug("registry: %s has %d tools (%d newly ingested)", server, len(tools), computed)
         self.routing.notify_changed()
         self.generation.notify_tools_changed()
+
+    async def _on_resource_updated(self, server: str, uri: str) -> None:
+        """An upstream says a subscribed resource changed: tell the host under the gateway's name for it."""
+        for listener in list(self.resource_listeners):
+            await listener(self.resource_uri(server, uri))
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Gateway]:

@@ -17,6 +17,7 @@ import orjson
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.session import ServerSession
 
 from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
 from .gateway import Gateway
@@ -149,6 +150,9 @@ class HostSurface:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self.surface = {tool.name: tool for tool in SURFACE}
+        # resource URI -> host connection -> a session of that connection to notify when it changes
+        self.subscribers: dict[str, dict[str, ServerSession]] = {}
+        gateway.resource_listeners.append(self.resource_updated)
 
     def build(self) -> Server[Any]:
         server: Server[Any] = Server(
@@ -289,13 +293,25 @@ class HostSurface:
         self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         await _as_mcp_error(self.gateway.subscribe_resource(str(params.uri), True))
+        self.subscribers.setdefault(str(params.uri), {})[host_session(ctx)] = ctx.session
         return types.EmptyResult()
 
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
         await _as_mcp_error(self.gateway.subscribe_resource(str(params.uri), False))
+        self.subscribers.get(str(params.uri), {}).pop(host_session(ctx), None)
         return types.EmptyResult()
+
+    async def resource_updated(self, uri: str) -> None:
+        """Pass an upstream's `resources/updated` on to each host connection subscribed to the resource (on
+        its connection's own channel: the request that subscribed is long answered)."""
+        for host, session in list(self.subscribers.get(uri, {}).items()):
+            try:
+                await session.send_resource_updated(uri)
+            except Exception as exc:  # that host is gone: forget its subscriptions to this resource
+                logger.info("resource %s: host %s no longer listens (%s)", uri, host, type(exc).__name__)
+                self.subscribers[uri].pop(host, None)
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

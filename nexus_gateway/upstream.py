@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -46,6 +46,8 @@ MAX_TOOL_PAGES = 1000
 WIRE_RESULT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 
 ToolsCallback = Callable[[str, list[dict[str, Any]]], None]
+# (server, the resource's URI as the upstream names it), when the upstream says a subscribed resource changed
+ResourceCallback = Callable[[str, str], Coroutine[Any, Any, None]]
 
 
 class UpstreamState(enum.Enum):
@@ -145,10 +147,17 @@ class _Connection:
 class Upstream:
     """One upstream server: connection loop, tool ingest, calls with timeout and loss handling."""
 
-    def __init__(self, config: UpstreamConfig, settings: GatewaySettings, on_tools: ToolsCallback) -> None:
+    def __init__(
+        self,
+        config: UpstreamConfig,
+        settings: GatewaySettings,
+        on_tools: ToolsCallback,
+        on_resource_updated: ResourceCallback | None = None,
+    ) -> None:
         self.config = config
         self.settings = settings
         self.on_tools = on_tools
+        self.on_resource_updated = on_resource_updated
         self.name = config.name
         self.state = UpstreamState.CONNECTING
         self.error: str | None = None
@@ -377,6 +386,8 @@ class Upstream:
             return
         if isinstance(message, types.ToolListChangedNotification) and holder:
             group.start_soon(self._refresh_tools, holder[0])
+        elif isinstance(message, types.ResourceUpdatedNotification) and self.on_resource_updated is not None:
+            group.start_soon(self.on_resource_updated, self.name, str(message.params.uri))
 
     async def _keepalive(self, connection: _Connection) -> None:
         """Ping now and then so a silently dead HTTP upstream is noticed without a call failing."""
@@ -420,9 +431,15 @@ async def _watch_eof(eof: anyio.Event, connection: _Connection) -> None:
 class UpstreamPool:
     """Every configured upstream, started concurrently and independently."""
 
-    def __init__(self, configs: list[UpstreamConfig], settings: GatewaySettings, on_tools: ToolsCallback) -> None:
+    def __init__(
+        self,
+        configs: list[UpstreamConfig],
+        settings: GatewaySettings,
+        on_tools: ToolsCallback,
+        on_resource_updated: ResourceCallback | None = None,
+    ) -> None:
         self.settings = settings
-        self.upstreams = {c.name: Upstream(c, settings, on_tools) for c in configs}
+        self.upstreams = {c.name: Upstream(c, settings, on_tools, on_resource_updated) for c in configs}
 
     def __getitem__(self, name: str) -> Upstream:
         try:

@@ -1248,7 +1248,7 @@ async def test_call_intent_generates_arguments_and_forwards(gateway: tuple[Clien
 @pytest.mark.anyio
 async def test_a_later_turn_takes_a_value_from_the_session_window(gateway: tuple[ClientSession, Path]) -> None:
     session, files = gateway
-    first = await call_when_generating(session, "add 19 and 23")
+    first = await call_when_generating(session, "add the numbers 19 and 23")
     assert not first.is_error and "42" in result_text(first)
     assert (first.meta or {})["io.nexus-gateway/trace"]["tool"] == "everything__get-sum"
     await call_when_generating(session, f"read the text file {files / 'shopping.txt'}")

@@ -1,4 +1,5 @@
-"""An upstream's own requests during a call (sampling, elicitation) reach the host through the gateway.
+"""What an upstream sends its client reaches the host through the gateway: its own requests during a
+call (sampling, elicitation) and its notices that a subscribed resource changed.
 
 The real ``server-everything`` offers its sampling and elicitation tools only to a client that declares
 those capabilities, and sends the request back while the tool call is in flight; the host here is a real
@@ -7,6 +8,7 @@ MCP client over stdio or streamable HTTP with its own callbacks.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from conftest import (
     stdio_gateway,
     write_config,
 )
-from mcp import ClientSession
+from mcp import ClientSession, MCPDeprecationWarning
 
 pytestmark = pytest.mark.anyio
 
@@ -123,3 +125,25 @@ async def test_a_routed_call_that_may_destroy_data_is_confirmed_by_the_hosts_use
         declined = result_json(await gateway.call_tool("call", {"intent": intent, "arguments": again}))
         assert declined["status"] == "declined" and declined["tool"] == "filesystem__write_file", declined
         assert target.read_text() == "written after the user said yes\n" and len(asked) == 2
+
+
+async def test_a_subscribed_resource_update_reaches_the_host_under_the_gateways_uri(tmp_path: Path) -> None:
+    updated: list[str] = []
+    arrived = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+            arrived.set()
+
+    async with stdio_gateway(everything_only(tmp_path, 20), tmp_path / "cache", message_handler=on_message) as host:
+        uri = next(str(r.uri) for r in (await host.list_resources()).resources)
+        assert uri.startswith("nexus://everything/")
+        with warnings.catch_warnings():  # 2026-07-28 replaces subscriptions; today's hosts still subscribe
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await host.subscribe_resource(uri)
+        toggled = await host.call_tool("call_tool", {"tool": "everything__toggle-subscriber-updates"})
+        assert not toggled.is_error, result_text(toggled)
+        with anyio.fail_after(15):  # the server sends one at once, then every 5 s
+            await arrived.wait()
+        assert updated[0] == uri
