@@ -24,6 +24,7 @@ from typing import Any, TextIO
 import anyio
 import anyio.abc
 import mcp_types as types
+import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.sse import sse_client
@@ -44,6 +45,16 @@ FIRST_BACKOFF = 0.2
 PING_TIMEOUT = 10.0
 MAX_TOOL_PAGES = 1000
 WIRE_RESULT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+MCP_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
 
 ToolsCallback = Callable[[str, list[dict[str, Any]]], None]
 # (server, the resource's URI as the upstream names it), when the upstream says a subscribed resource changed
@@ -321,6 +332,7 @@ class Upstream:
                     client_info=CLIENT_INFO,
                     sampling_callback=requests.sampling,
                     elicitation_callback=requests.elicitation,
+                    logging_callback=self._log,
                 )
             )
             with anyio.fail_after(self.settings.connect_timeout):
@@ -388,6 +400,13 @@ class Upstream:
             group.start_soon(self._refresh_tools, holder[0])
         elif isinstance(message, types.ResourceUpdatedNotification) and self.on_resource_updated is not None:
             group.start_soon(self.on_resource_updated, self.name, str(message.params.uri))
+
+    async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """An upstream's own log message goes to the gateway's log (stderr) under the upstream's name, at its
+        level: the place a user looks when a server misbehaves (Claude Desktop keeps it per server)."""
+        source = f"{self.name}/{params.logger}" if params.logger else self.name
+        data = params.data if isinstance(params.data, str) else orjson.dumps(params.data).decode()
+        logger.log(MCP_LOG_LEVELS.get(params.level, logging.INFO), "upstream %s logs: %s", source, data)
 
     async def _keepalive(self, connection: _Connection) -> None:
         """Ping now and then so a silently dead HTTP upstream is noticed without a call failing."""

@@ -60,6 +60,19 @@ def test_an_upstreams_stderr_is_logged_under_its_name_and_explains_its_failure(t
     assert "upstream broken says: error: GITHUB_TOKEN is not set" in loud.stderr
 
 
+def test_an_upstreams_log_messages_go_to_stderr_under_its_name(tmp_path: Path) -> None:
+    """server-everything sends a log message (MCP ``notifications/message``, a random level) as it turns its
+    simulated logging on; it lands in the gateway's log, never on stdout, which holds the result alone."""
+    servers = {"everything": {"command": node_server("mcp-server-everything"), "args": ["stdio"]}}
+    config = write_config(tmp_path / "c.json", servers)
+    done = run("--log-level", "DEBUG", "call", "--config", str(config), "everything__toggle-simulated-logging",
+               cache=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    logged = [line for line in done.stderr.splitlines() if "upstream everything logs: " in line]
+    assert logged and "level" in logged[0].lower(), done.stderr  # "Info-level message", "Alert level-message"
+    assert "logs:" not in done.stdout and json.loads(done.stdout)["content"]
+
+
 def test_tools_search_and_call(tmp_path: Path) -> None:
     config = write_config(tmp_path / "c.json", {"fault": fault_server()})
     listed = run("tools", "--config", str(config), "--json", cache=tmp_path)
