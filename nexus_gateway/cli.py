@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import orjson
 
 from . import eval_cli, model_store, splice_bench
@@ -216,7 +217,7 @@ async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
 async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
     """``call(intent)`` from the terminal: the result on stdout, what the gateway decided on stderr."""
     from .gateway import Gateway
-    from .routed_call import TRACE_KEY, call_intent
+    from .routed_call import TRACE_KEY, IntentOutcome, call_intent
 
     arguments = json_object_option(args.args, "--args") if args.args else None
     require_words("call", "intent", args.intent, BLANK_INTENT)  # before any upstream starts
@@ -229,6 +230,17 @@ async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
             if gateway.generation.error:
                 sys.stderr.write(f"nexus-gateway: argument generation off: {gateway.generation.error}\n")
         outcome = await call_intent(gateway, args.intent, arguments, session="cli")
+        report = outcome.report or {}
+        confirmed = await confirmed_at_the_terminal(report) if report.get("status") == "needs_confirmation" else None
+        if confirmed:
+            forwarded = await gateway.call(report["tool"], report["arguments"])
+            trace = {**report["trace"], "tool": report["tool"], "arguments": report["arguments"]}
+            outcome = IntentOutcome(
+                forwarded={**forwarded, "_meta": {**(forwarded.get("_meta") or {}), TRACE_KEY: trace}}
+            )
+        elif confirmed is False:
+            message = f"You chose not to run {report['tool']}; nothing ran."
+            outcome = IntentOutcome(report={**report, "status": "declined", "message": message})
     if outcome.forwarded is None:
         report = outcome.report or {}
         sys.stderr.write(f"nexus-gateway: nothing called ({report.get('status')}): {report.get('message')}\n")
@@ -246,6 +258,23 @@ async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
     sys.stderr.write(f"nexus-gateway: {trace.get('tool')} {arguments_text} ({timings})\n")
     print_json(outcome.forwarded)
     return ExitStatus.ERROR if outcome.forwarded.get("isError") else ExitStatus.OK
+
+
+async def confirmed_at_the_terminal(report: dict[str, Any]) -> bool | None:
+    """When a person sits at the terminal (stdin and stderr both a TTY), ask them about a call the gateway
+    held back instead of telling them to run the command again with --yes; None when nobody can be asked."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    from .confirmation import WHY
+
+    arguments_text = orjson.dumps(report.get("arguments")).decode()
+    sys.stderr.write(
+        f"nexus-gateway: chose {report.get('tool')} {arguments_text}\n"
+        f"  but {WHY.get(report.get('reason', ''), 'it needs confirming')}. Run it? [y/N] "
+    )
+    sys.stderr.flush()
+    answer = await anyio.to_thread.run_sync(sys.stdin.readline)
+    return answer.strip().lower() in ("y", "yes")
 
 
 def cmd_models_pull(args: argparse.Namespace) -> int:

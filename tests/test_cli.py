@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from conftest import fault_server, node_server, python_server, run_cli, write_config
+from conftest import REPO, fault_server, gateway_env, node_server, python_server, run_cli, write_config
 
 
 def run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
@@ -160,3 +163,46 @@ def test_ask_shows_a_destructive_call_and_runs_it_only_with_yes(tmp_path: Path) 
     done = run(*call, "--args", arguments, "--yes", cache=tmp_path)
     assert done.returncode == 0, done.stderr
     assert target.read_text() == "milk\n"
+
+
+def ask_at_a_terminal(command: list[str], cache: Path, answer: str) -> tuple[int, str, str]:
+    """Run ``nexus-gateway COMMAND`` with stdin and stderr on a pseudo-terminal, as a person runs it;
+    type ``answer`` when it asks. Returns the exit status, stdout and what the terminal showed."""
+    leader, follower = os.openpty()
+    env = {**os.environ, **gateway_env(cache), "NEXUS_LOG_LEVEL": "WARNING"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexus_gateway", *command],
+        stdin=follower, stdout=subprocess.PIPE, stderr=follower, cwd=str(REPO), env=env,
+    )  # fmt: skip
+    os.close(follower)
+    shown = b""
+    deadline = time.monotonic() + 120
+    while b"[y/N]" not in shown and time.monotonic() < deadline and process.poll() is None:
+        if select.select([leader], [], [], 1)[0]:
+            shown += os.read(leader, 4096)
+    os.write(leader, answer.encode() + b"\n")
+    stdout, _ = process.communicate(timeout=120)
+    while select.select([leader], [], [], 0.2)[0]:
+        try:
+            shown += os.read(leader, 4096)
+        except OSError:  # the terminal's other end closed
+            break
+    os.close(leader)
+    return process.returncode, stdout.decode(), shown.decode(errors="replace")
+
+
+def test_ask_at_a_terminal_asks_the_person_before_a_destructive_call(tmp_path: Path) -> None:
+    files = tmp_path / "files"
+    files.mkdir()
+    servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
+    config = write_config(tmp_path / "c.json", servers, routing={"calibration": None}, generate=False)
+    target = files / "todo.txt"
+    call = ["ask", "--config", str(config), "overwrite todo.txt with a new list"]
+    status, stdout, shown = ask_at_a_terminal([*call, "--args", json.dumps({"path": str(target), "content": "no\n"})],
+                                              tmp_path, "n")  # fmt: skip
+    assert "chose filesystem__write_file" in shown and "may delete or overwrite data. Run it? [y/N]" in shown
+    assert status == 4 and json.loads(stdout)["status"] == "declined" and not target.exists()
+    status, stdout, shown = ask_at_a_terminal([*call, "--args", json.dumps({"path": str(target), "content": "eggs\n"})],
+                                              tmp_path, "y")  # fmt: skip
+    assert status == 0, shown
+    assert target.read_text() == "eggs\n" and json.loads(stdout)["content"]
