@@ -119,6 +119,8 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
     token = args.token or os.environ.get("NEXUS_TOKEN") or None
     if args.http and args.sse:
         raise ConfigError("choose one of --http and --sse")
+    if args.json_response and not args.http:
+        raise ConfigError("--json-response applies to --http only")
     gateway = Gateway(config)
     async with gateway.running():
         server = HostSurface(gateway).build()
@@ -126,8 +128,11 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
             host, port = parse_bind(args.http or args.sse)
             warn_if_exposed(host, token)
             origins = tuple(args.allow_origin or ())
-            build = http_app if args.http else sse_app
-            await serve_asgi(build(server, host, token, origins), host, port)
+            if args.http:
+                app = http_app(server, host, token, origins, json_response=args.json_response)
+            else:
+                app = sse_app(server, host, token, origins)
+            await serve_asgi(app, host, port)
         else:
             await serve_stdio(server)
     return ExitStatus.OK
@@ -335,6 +340,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp")
     serve.add_argument("--sse", metavar="HOST:PORT", help="serve the legacy SSE transport at /sse")
     serve.add_argument("--token", help="require this bearer token on HTTP (default: $NEXUS_TOKEN)")
+    serve.add_argument(
+        "--json-response",
+        action="store_true",
+        help="answer each HTTP request with one JSON body instead of an event stream: more calls per second, "
+        "but a call's progress and an upstream's sampling or elicitation requests cannot reach the host",
+    )
     serve.add_argument(
         "--allow-origin",
         action="append",

@@ -53,15 +53,20 @@ def http_upstream() -> Iterator[tuple[int, list[subprocess.Popen[bytes]]]]:
             stop(process)
 
 
-async def test_gateway_over_streamable_http(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flags", [(), ("--json-response",)], ids=["event-streams", "json-bodies"])
+async def test_gateway_over_streamable_http(tmp_path: Path, flags: tuple[str, ...]) -> None:
     config = write_config(tmp_path / "config.json", {"fault": fault_server()})
-    async with http_gateway_process(config, tmp_path / "cache") as url, http_session(url) as session:
+    async with http_gateway_process(config, tmp_path / "cache", *flags) as url, http_session(url) as session:
         tools = await session.list_tools()
         assert [t.name for t in tools.tools] == ["search_tools", "describe_tool", "call_tool", "call"]
         found = result_json(await session.call_tool("search_tools", {"query": "echo the text back"}))
         assert found["results"][0]["tool"] == "fault__echo"
         echoed = await session.call_tool("call_tool", {"tool": "fault__echo", "arguments": {"text": "over http"}})
         assert result_text(echoed) == "over http"
+        async with httpx2.AsyncClient() as http:  # how the answer came: its own event stream, or one body
+            answer = await http.post(url, json=INITIALIZE, headers=HEADERS)
+        expected = "application/json" if flags else "text/event-stream"
+        assert answer.status_code == 200 and answer.headers["content-type"].startswith(expected)
 
 
 async def test_http_rejects_foreign_origin_and_host(tmp_path: Path) -> None:
