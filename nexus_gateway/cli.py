@@ -24,6 +24,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -60,12 +61,25 @@ def setup_logging(level: str) -> None:
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+# Where Claude Desktop keeps its config, per platform: named in the error when no config was given.
+CLAUDE_DESKTOP_CONFIGS = (
+    "~/Library/Application Support/Claude/claude_desktop_config.json",
+    "~/.config/Claude/claude_desktop_config.json",
+    "%APPDATA%/Claude/claude_desktop_config.json",
+)
+
+
 def read_config(args: argparse.Namespace) -> GatewayConfig:
     if args.from_claude_desktop:
         return load_claude_desktop(args.from_claude_desktop)
-    if args.config:
-        return load_config(args.config)
-    raise ConfigError("no configuration: pass --config FILE or --from-claude-desktop PATH")
+    config = args.config or os.environ.get("NEXUS_CONFIG")
+    if config:
+        return load_config(config)
+    message = "no configuration: pass --config FILE (or set NEXUS_CONFIG) or --from-claude-desktop PATH"
+    found = [p for p in (Path(os.path.expandvars(c)).expanduser() for c in CLAUDE_DESKTOP_CONFIGS) if p.is_file()]
+    if found:
+        message += f"; Claude Desktop's config is at {found[0]} (--from-claude-desktop '{found[0]}')"
+    raise ConfigError(message)
 
 
 def event_loop_options() -> dict[str, Any]:

@@ -112,6 +112,26 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     assert invalid.stdout == ""
 
 
+def test_the_config_comes_from_nexus_config_or_the_error_names_claude_desktops(tmp_path: Path) -> None:
+    """A sidecar sets NEXUS_CONFIG once; a Claude Desktop user who passes nothing is shown where their
+    Claude Desktop config is and how to front it."""
+    home = tmp_path / "home"
+    desktop = home / ".config" / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir(parents=True)
+    desktop.write_text(json.dumps({"mcpServers": {"fault": fault_server()}}))
+    env = {**os.environ, **gateway_env(tmp_path), "HOME": str(home), "NEXUS_LOG_LEVEL": "WARNING"}
+    env.pop("NEXUS_CONFIG", None)
+
+    def status(**extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "nexus_gateway", "status"], capture_output=True, text=True,
+                              timeout=120, cwd=str(REPO), env={**env, **extra})  # fmt: skip
+
+    missing = status()
+    assert missing.returncode == 2 and f"--from-claude-desktop '{desktop}'" in missing.stderr
+    found = status(NEXUS_CONFIG=str(write_config(tmp_path / "c.json", {"fault": fault_server()})))
+    assert found.returncode == 0 and "fault" in found.stdout and "connected" in found.stdout, found.stderr
+
+
 def test_model_flag_overrides_the_configured_model(tmp_path: Path) -> None:
     """Issue 4: ``--model PATH`` takes any other GGUF, as ``nexus.model`` does; a file llama.cpp cannot
     load turns generation off with the reason, and the gateway still routes."""
