@@ -16,6 +16,9 @@ who configured the gateway asked for.
 
 While the host answers, the call's timeout stands still: an elicitation waits for a person, and the
 upstream call should not time out behind their back.
+
+The same :class:`HostLink` lets the gateway ask the host's user a question of its own
+(``confirmation.confirmed_by_user``: run a routed call that may destroy data?).
 """
 
 from __future__ import annotations
