@@ -164,15 +164,19 @@ def test_ask_routes_fills_in_the_arguments_and_calls(tmp_path: Path) -> None:
     assert "nothing called (needs_arguments)" in vague.stderr and "Traceback" not in vague.stderr
 
 
-def test_ask_shows_a_destructive_call_and_runs_it_only_with_yes(tmp_path: Path) -> None:
-    """From the terminal too: a routed tool that may destroy data is printed, not run (exit status 4),
-    until the person at the terminal says ``--yes``."""
+def ask_to_overwrite(tmp_path: Path) -> tuple[list[str], Path]:
+    """``ask`` to overwrite a file, in front of the real filesystem server (whose write_file is destructive)."""
     files = tmp_path / "files"
     files.mkdir()
     servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
     config = write_config(tmp_path / "c.json", servers, routing={"calibration": None}, generate=False)
-    target = files / "todo.txt"
-    call = ["ask", "--config", str(config), "overwrite todo.txt with a new list"]
+    return ["ask", "--config", str(config), "overwrite todo.txt with a new list"], files / "todo.txt"
+
+
+def test_ask_shows_a_destructive_call_and_runs_it_only_with_yes(tmp_path: Path) -> None:
+    """From the terminal too: a routed tool that may destroy data is printed, not run (exit status 4),
+    until the person at the terminal says ``--yes``."""
+    call, target = ask_to_overwrite(tmp_path)
     arguments = json.dumps({"path": str(target), "content": "milk\n"})
     shown = run(*call, "--args", arguments, cache=tmp_path)
     assert shown.returncode == 4, shown.stderr
@@ -212,12 +216,7 @@ def ask_at_a_terminal(command: list[str], cache: Path, answer: str) -> tuple[int
 
 
 def test_ask_at_a_terminal_asks_the_person_before_a_destructive_call(tmp_path: Path) -> None:
-    files = tmp_path / "files"
-    files.mkdir()
-    servers = {"filesystem": {"command": node_server("mcp-server-filesystem"), "args": [str(files)]}}
-    config = write_config(tmp_path / "c.json", servers, routing={"calibration": None}, generate=False)
-    target = files / "todo.txt"
-    call = ["ask", "--config", str(config), "overwrite todo.txt with a new list"]
+    call, target = ask_to_overwrite(tmp_path)
     status, stdout, shown = ask_at_a_terminal([*call, "--args", json.dumps({"path": str(target), "content": "no\n"})],
                                               tmp_path, "n")  # fmt: skip
     assert "chose filesystem__write_file" in shown and "may delete or overwrite data. Run it? [y/N]" in shown
