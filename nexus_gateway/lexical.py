@@ -27,13 +27,16 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # long description that happens to contain one (``list_notifications`` says "what") took the whole
 # lexical signal for "whats in the docs folder". Dropped from queries only; the documents keep their words.
 # Interrogatives, auxiliaries, pronouns and fillers of the usual English stop-word lists, but not the
-# prepositions and quantifiers an API can mean ("between", "under", "only", "not", "all").
+# prepositions and quantifiers an API can mean ("between", "under", "only", "not", "all"). "Show" and
+# "display" frame a request the way "what" does ("show me the last five commits" asks to read commits),
+# yet "show" is half of ``git_show``'s name: it took "show the last five commits" and "show me which files
+# changed" from git_log and git_status (session 25; GitHub, BFCL and the dialogues do not move).
 _QUERY_STOPWORD_TEXT = """
 what whats which who whom when where why how am was were been being have has had having did doing didn doesn
 don isn aren wasn weren hasn haven hadn won wouldn couldn shouldn mustn shan he him his she her hers herself
 himself they them their theirs themselves these those there here myself ours ourselves yours yourself
 yourselves itself just so very too then now once if because while such some other own ought cannot than
-further again nor
+further again nor show display
 """
 QUERY_STOPWORDS = STOPWORDS | frozenset(_QUERY_STOPWORD_TEXT.split())
 
