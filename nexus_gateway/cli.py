@@ -236,7 +236,7 @@ async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
 async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
     """``call(intent)`` from the terminal: the result on stdout, what the gateway decided on stderr."""
     from .gateway import Gateway
-    from .routed_call import TRACE_KEY, IntentOutcome, call_intent
+    from .routed_call import TRACE_KEY, IntentOutcome, call_intent, traced
 
     arguments = json_object_option(args.args, "--args") if args.args else None
     require_words("call", "intent", args.intent, BLANK_INTENT)  # before any upstream starts
@@ -253,10 +253,7 @@ async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
         confirmed = await confirmed_at_the_terminal(report) if report.get("status") == "needs_confirmation" else None
         if confirmed:
             forwarded = await gateway.call(report["tool"], report["arguments"])
-            trace = {**report["trace"], "tool": report["tool"], "arguments": report["arguments"]}
-            outcome = IntentOutcome(
-                forwarded={**forwarded, "_meta": {**(forwarded.get("_meta") or {}), TRACE_KEY: trace}}
-            )
+            outcome = traced(forwarded, {**report["trace"], "tool": report["tool"], "arguments": report["arguments"]})
         elif confirmed is False:
             message = f"You chose not to run {report['tool']}; nothing ran."
             outcome = IntentOutcome(report={**report, "status": "declined", "message": message})

@@ -320,10 +320,7 @@ class Cursor:
             return self.logits
         logits = self.engine._decode(tokens, self.seq, self.position)
         assert logits is not None
-        self.position += len(tokens)
-        self.computed += len(tokens)
-        self.decodes += 1
-        self.logits = logits
+        self._advance(len(tokens), logits)
         return logits
 
     def feed_every(self, tokens: list[int]) -> np.ndarray:
@@ -331,11 +328,15 @@ class Cursor:
         The cursor then stands after the last token: :meth:`rewind` takes back a guess that was wrong."""
         rows = self.engine.decode_at(tokens, self.seq, range(self.position, self.position + len(tokens)), every=True)
         assert rows is not None
-        self.position += len(tokens)
-        self.computed += len(tokens)
-        self.decodes += 1
-        self.logits = rows[-1]
+        self._advance(len(tokens), rows[-1])
         return rows
+
+    def _advance(self, count: int, logits: np.ndarray) -> None:
+        """``count`` tokens went through the model in one batch; ``logits`` follow the last of them."""
+        self.position += count
+        self.computed += count
+        self.decodes += 1
+        self.logits = logits
 
     def rewind(self, count: int, logits: np.ndarray) -> None:
         """Forget the last ``count`` tokens; ``logits`` are the ones that preceded them."""

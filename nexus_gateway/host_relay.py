@@ -60,11 +60,9 @@ class HostLink:
             return False
         if what == "sampling":
             return have.sampling is not None and (not request.params.tools or have.sampling.tools is not None)
-        if have.elicitation is None:
-            return False
         if isinstance(request.params, types.ElicitRequestURLParams):
-            return have.elicitation.url is not None
-        return True
+            return have.elicitation is not None and have.elicitation.url is not None
+        return self.asks_forms()
 
     def asks_forms(self) -> bool:
         """The host can put a form in front of its user (MCP elicitation, form mode)."""

@@ -47,16 +47,20 @@ class PrefixArena:
 
     def longest_prefix(self, tokens: Sequence[int] | np.ndarray) -> tuple[int, int]:
         """(slot, length) of the longest common prefix of ``tokens`` with any slot; length 0 if none."""
+        common = self._common_lengths(tokens)
+        slot = int(common.argmax())
+        return slot, int(common[slot])
+
+    def _common_lengths(self, tokens: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Per slot, the length of its common prefix with ``tokens``."""
         query = np.asarray(tokens, dtype=np.int32)
         n = min(len(query), self._tokens.shape[1])
         if n == 0:
-            return 0, 0
+            return np.zeros(self.slots, dtype=np.int64)
         same = self._tokens[:, :n] == query[:n]
         # the first mismatch per slot (n where the whole query matches), capped by the slot's length
         common = np.where(same.all(axis=1), n, same.argmin(axis=1))
-        common = np.minimum(common, self._lengths)
-        slot = int(common.argmax())
-        return slot, int(common[slot])
+        return np.minimum(common, self._lengths)
 
     def attach(self, tokens: Sequence[int] | np.ndarray, work_seq: int) -> int:
         """Share the longest warm prefix of ``tokens`` into ``work_seq`` (emptied first); returns its length."""
@@ -93,12 +97,8 @@ class PrefixArena:
     def forget_after(self, tokens: Sequence[int] | np.ndarray) -> None:
         """Cut every slot back to its common prefix with ``tokens``: what comes next is computed again, as
         on a first visit (for side-by-side benchmarks, whose second run of a prompt must not find it warm)."""
-        query = np.asarray(tokens, dtype=np.int32)
-        for slot in range(self.slots):
+        for slot, keep in enumerate(self._common_lengths(tokens).tolist()):
             length = int(self._lengths[slot])
-            n = min(length, len(query))
-            same = self._tokens[slot, :n] == query[:n]
-            keep = n if same.all() else int(same.argmin())
             if keep < length:
                 self._drop(self.seq(slot), keep, -1)
                 self._tokens[slot, keep:length] = -1

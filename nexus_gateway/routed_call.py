@@ -192,6 +192,9 @@ async def call_intent(
     trace["tool"] = entry.id
     trace["arguments"] = arguments
     window.add(intent, entry.name, arguments, result_text(forwarded))
-    meta = dict(forwarded.get("_meta") or {})
-    meta[TRACE_KEY] = trace
-    return IntentOutcome(forwarded={**forwarded, "_meta": meta})
+    return traced(forwarded, trace)
+
+
+def traced(forwarded: dict[str, Any], trace: dict[str, Any]) -> IntentOutcome:
+    """The upstream result as the outcome of a routed call: its ``_meta`` carries the trace."""
+    return IntentOutcome(forwarded={**forwarded, "_meta": {**(forwarded.get("_meta") or {}), TRACE_KEY: trace}})

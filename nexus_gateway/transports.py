@@ -111,7 +111,7 @@ def http_app(
 ) -> ASGIApp:
     """Streamable HTTP at ``/mcp``. By default each request is answered on its own event stream, which
     carries a call's progress and the requests an upstream relays to the host during it; with
-    ``json_response`` each is one JSON body: about twice the calls per second here (``docs/benchmarks.md``),
+    ``json_response`` each is one JSON body: 1.3× the calls per second here (``docs/benchmarks.md``),
     but nothing can reach the host in the middle of a call."""
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path="/mcp",
