@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -17,7 +16,6 @@ from urllib.parse import quote, unquote
 
 import anyio
 import mcp_types as types
-from mcp import MCPDeprecationWarning
 
 from .affordance import SLOT_KINDS
 from .cache import RegistryCache
@@ -156,7 +154,7 @@ class Gateway:
         if validate:
             validate_arguments(tool_id, entry.input_schema, arguments)
         upstream = self.pool[entry.server]
-        return await upstream.call_tool(entry.name, arguments, host=host)
+        return await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
 
     def exposed(self) -> list[ToolEntry]:
         """Upstream tools the config lists directly under their ids (``nexus.expose``)."""
@@ -235,23 +233,14 @@ class Gateway:
             return await session.read_resource(target.original)
 
         result: types.ReadResourceResult = await self.pool[target.server].request(
-            send, what=f"resources/read {target.original}"
+            send, what=f"resources/read {target.original}", repeatable=True
         )
         contents = [c.model_copy(update={"uri": uri}) for c in result.contents]
         return result.model_copy(update={"contents": contents})
 
     async def subscribe_resource(self, uri: str, subscribe: bool) -> None:
         target = self.parse_resource_uri(uri)
-
-        async def send(session: Any) -> Any:
-            # Handshake-era upstreams still serve subscriptions; the SDK warns because 2026-07-28 drops them.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                if subscribe:
-                    return await session.subscribe_resource(target.original)
-                return await session.unsubscribe_resource(target.original)
-
-        await self.pool[target.server].request(send, what=f"resources/subscribe {target.original}")
+        await self.pool[target.server].subscribe(target.original, subscribe)
 
     async def list_prompts(self) -> list[types.Prompt]:
         prompts: list[types.Prompt] = []
@@ -267,7 +256,7 @@ class Gateway:
             return await session.get_prompt(target.original, arguments)
 
         result: types.GetPromptResult = await self.pool[target.server].request(
-            send, what=f"prompts/get {target.original}"
+            send, what=f"prompts/get {target.original}", repeatable=True
         )
         return result
 
@@ -281,7 +270,7 @@ class Gateway:
                 return await getattr(session, method)(params=params)
 
             try:
-                page = await self.pool[server].request(send, what=method)
+                page = await self.pool[server].request(send, what=method, repeatable=True)
             except UpstreamError as exc:
                 logger.warning("%s", exc)
                 break

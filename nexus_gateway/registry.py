@@ -43,6 +43,14 @@ class ToolEntry:
         props = self.input_schema.get("properties")
         return list(props) if isinstance(props, dict) else []
 
+    @property
+    def repeatable(self) -> bool:
+        """The upstream says a second call does no more than the first (MCP's ``readOnlyHint`` or
+        ``idempotentHint``), so a call lost with its connection may be sent again. Only an explicit hint
+        counts: a tool that says nothing may write."""
+        hints = self.raw.get("annotations") or {}
+        return hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
+
 
 @dataclass(frozen=True)
 class SearchHit:

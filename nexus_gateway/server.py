@@ -299,8 +299,12 @@ class HostSurface:
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        await _as_mcp_error(self.gateway.subscribe_resource(str(params.uri), False))
-        self.subscribers.get(str(params.uri), {}).pop(host_session(ctx), None)
+        uri = str(params.uri)
+        hosts = self.subscribers.get(uri, {})
+        hosts.pop(host_session(ctx), None)
+        if not hosts:  # the upstream subscription serves every host connection: leave it with the last one
+            self.subscribers.pop(uri, None)
+            await _as_mcp_error(self.gateway.subscribe_resource(uri, False))
         return types.EmptyResult()
 
     async def resource_updated(self, uri: str) -> None:

@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -26,7 +27,7 @@ import anyio.abc
 import mcp_types as types
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp import ClientSession, MCPDeprecationWarning, MCPError, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -136,12 +137,23 @@ class StderrLog:
         return f"{error} (its stderr: {self.last[-1][:200]})" if self.last else error
 
 
+class _LostMidCall(Exception):
+    """The connection died while a request was in flight; ``deadline`` is the request's own (moved on by any
+    time the host spent answering a relayed request)."""
+
+    def __init__(self, reason: str, deadline: float) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.deadline = deadline
+
+
 class _Connection:
     """One live session plus the calls in flight on it: each call's cancel scope, and the host request
     it serves (where the upstream's own requests during the call are relayed, ``host_relay.py``)."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, on_lost: Callable[[_Connection], None]) -> None:
         self.session = session
+        self.on_lost = on_lost
         self.inflight: dict[anyio.CancelScope, HostLink | None] = {}
         self.lost = anyio.Event()
         self.lost_reason = ""
@@ -151,6 +163,7 @@ class _Connection:
             return
         self.lost_reason = reason
         self.lost.set()
+        self.on_lost(self)
         for scope in list(self.inflight):
             scope.cancel()
 
@@ -179,6 +192,8 @@ class Upstream:
         self._connection: _Connection | None = None
         self._ready = anyio.Event()
         self.stderr = StderrLog(self.name)
+        # The upstream's resources some host is subscribed to (by the upstream's own URIs)
+        self.subscriptions: set[str] = set()
 
     # ##### Public API #####
 
@@ -228,9 +243,14 @@ class Upstream:
         *,
         host: HostLink | None = None,
         timeout: float | None = None,
+        repeatable: bool = False,
     ) -> dict[str, Any]:
         """Forward one ``tools/call``; answers within ``timeout`` whatever the upstream does (the time the
         host takes to answer a request the upstream relays through ``host`` aside).
+
+        ``repeatable``: the upstream marks the tool read-only or idempotent, so a call whose connection
+        dies mid-way is sent once more on the next connection instead of failing (a restarting server
+        loses no read). Any other call fails and says it may have run: repeating it could apply it twice.
 
         The result stays in wire form (the SDK still checks it against the protocol version): a
         proxy has no use for typed models, and building then dumping them on every call is most of
@@ -242,8 +262,27 @@ class Upstream:
             progress = host.progress if host is not None else None
             return await session.send_request(request, WIRE_RESULT, progress_callback=progress)  # type: ignore[type-var]
 
-        result: dict[str, Any] = await self.request(send, timeout=timeout, what=f"tools/call {name}", host=host)
+        result: dict[str, Any] = await self.request(
+            send, timeout=timeout, what=f"tools/call {name}", host=host, repeatable=repeatable
+        )
         return result
+
+    async def subscribe(self, uri: str, on: bool) -> None:
+        """Subscribe to one of the upstream's resources (or leave it), and remember it: a new connection
+        is a new session that knows no subscription, so each connection makes them again."""
+
+        async def send(session: ClientSession) -> Any:
+            with warnings.catch_warnings():  # 2026-07-28 drops subscriptions; handshake-era upstreams serve them
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                if on:
+                    return await session.subscribe_resource(uri)
+                return await session.unsubscribe_resource(uri)
+
+        await self.request(send, what=f"resources/{'' if on else 'un'}subscribe {uri}", repeatable=True)
+        if on:
+            self.subscriptions.add(uri)
+        else:
+            self.subscriptions.discard(uri)
 
     async def request(
         self,
@@ -252,33 +291,79 @@ class Upstream:
         timeout: float | None = None,
         what: str,
         host: HostLink | None = None,
+        repeatable: bool = False,
     ) -> Any:
-        """Run ``send(session)`` on the live connection with timeout and loss handling."""
+        """Run ``send(session)`` on the live connection with timeout and loss handling; a ``repeatable``
+        request whose connection is lost mid-way is sent once more, within the same deadline."""
         timeout = timeout or self.settings.call_timeout
         deadline = anyio.current_time() + timeout
+        try:
+            return await self._send_once(send, deadline, timeout, what, host)
+        except _LostMidCall as lost:
+            if not repeatable:
+                raise UpstreamUnavailable(
+                    self.name, f"{what}: connection lost during the call ({lost.reason}); it may have run"
+                ) from None
+            if lost.deadline <= anyio.current_time():
+                raise UpstreamUnavailable(
+                    self.name, f"{what}: connection lost during the call ({lost.reason})"
+                ) from None
+            logger.warning(
+                "upstream %s: connection lost during %s (%s); sending it again (the tool is marked read-only "
+                "or idempotent)",
+                self.name,
+                what,
+                lost.reason,
+            )
+            deadline = lost.deadline
+        try:
+            return await self._send_once(send, deadline, timeout, what, host)
+        except _LostMidCall as lost:
+            raise UpstreamUnavailable(
+                self.name, f"{what}: connection lost during the call, twice ({lost.reason})"
+            ) from None
+
+    async def _send_once(
+        self,
+        send: Callable[[ClientSession], Awaitable[Any]],
+        deadline: float,
+        timeout: float,
+        what: str,
+        host: HostLink | None,
+    ) -> Any:
+        """One attempt before ``deadline``: the answer, or :class:`_LostMidCall` when the connection died
+        under it (the caller decides whether to repeat), or :class:`UpstreamTimeout`."""
         connection = self._connection
         if connection is None or connection.lost.is_set():
-            connection = await self._wait_connected(min(timeout, self.settings.connect_timeout))
+            remaining = max(deadline - anyio.current_time(), 0.001)
+            connection = await self._wait_connected(min(remaining, self.settings.connect_timeout))
         # One scope serves both the deadline and loss of the connection (cancelled by _Connection.lose).
-        with anyio.CancelScope(deadline=anyio.current_time() + max(deadline - time.monotonic(), 0.001)) as scope:
+        with anyio.CancelScope(deadline=deadline) as scope:
             connection.inflight[scope] = host
             try:
                 return await send(connection.session)
             except MCPError as exc:
                 if exc.error.code == types.CONNECTION_CLOSED:
                     connection.lose("connection closed")
-                    raise UpstreamUnavailable(self.name, f"{what}: connection lost during the call") from None
+                    raise _LostMidCall("connection closed", scope.deadline) from None
                 raise UpstreamProtocolError(self.name, f"{what}: {exc.error.message}") from exc
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 connection.lose(describe_error(exc))
-                raise UpstreamUnavailable(self.name, f"{what}: connection lost ({describe_error(exc)})") from None
+                raise _LostMidCall(describe_error(exc), scope.deadline) from None
             finally:
                 connection.inflight.pop(scope, None)
         if connection.lost.is_set():
-            raise UpstreamUnavailable(self.name, f"{what}: connection lost during the call ({connection.lost_reason})")
+            raise _LostMidCall(connection.lost_reason, scope.deadline)
         raise UpstreamTimeout(self.name, f"{what}: no answer within {timeout:g}s")
 
     # ##### Connection #####
+
+    def _forget(self, connection: _Connection) -> None:
+        """At the moment ``connection`` is lost, so that a call arriving next (or repeated) waits for the
+        next connection instead of finding the dead one still marked ready."""
+        if self._connection is connection:
+            self._connection = None
+            self._ready = anyio.Event()
 
     async def _wait_connected(self, timeout: float) -> _Connection:
         with anyio.move_on_after(timeout):
@@ -338,7 +423,8 @@ class Upstream:
             with anyio.fail_after(self.settings.connect_timeout):
                 await session.initialize()
                 tools = await self._list_tools(session)
-            connection = _Connection(session)
+                await self._subscribe_again(session)
+            connection = _Connection(session, self._forget)
             holder.append(connection)
             self._ingest(tools)
             self.connect_ms = (time.perf_counter() - started) * 1000
@@ -356,10 +442,19 @@ class Upstream:
                 self.error = self.stderr.explain(connection.lost_reason)
                 logger.warning("upstream %s: connection lost: %s", self.name, connection.lost_reason)
             finally:
-                self._ready = anyio.Event()
-                self._connection = None
                 connection.lose(connection.lost_reason or "gateway shutting down")
         return True
+
+    async def _subscribe_again(self, session: ClientSession) -> None:
+        """On a new connection, the subscriptions hosts made on an earlier one (a restarted server's
+        resource updates would otherwise never reach them again)."""
+        for uri in sorted(self.subscriptions):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await session.subscribe_resource(uri)
+            except MCPError as exc:
+                logger.warning("upstream %s: could not subscribe again to %s: %s", self.name, uri, exc.error.message)
 
     async def _list_tools(self, session: ClientSession) -> list[dict[str, Any]]:
         """Read every page of ``tools/list``."""

@@ -6,14 +6,26 @@ import json
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-from conftest import REPO, fault_server, gateway_env, result_json, result_text, stdio_gateway, write_config
-from mcp import ClientSession
+from conftest import (
+    REPO,
+    fault_server,
+    gateway_env,
+    http_gateway_process,
+    http_session,
+    result_json,
+    result_text,
+    stdio_gateway,
+    write_config,
+)
+from mcp import ClientSession, MCPDeprecationWarning
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +36,10 @@ CALL_TIMEOUT = 4.0
 async def gateway(tmp_path: Path) -> AsyncIterator[ClientSession]:
     config = write_config(
         tmp_path / "config.json",
-        {"fault": fault_server("--tools", "30", "--page-size", "7"), "other": fault_server()},
+        {
+            "fault": fault_server("--tools", "30", "--page-size", "7", "--marker", str(tmp_path / "calls")),
+            "other": fault_server(),
+        },
         call_timeout=CALL_TIMEOUT,
     )
     async with stdio_gateway(config, tmp_path / "cache") as session:
@@ -42,12 +57,14 @@ async def search_ids(session: ClientSession, query: str) -> list[str]:
     return [r["tool"] for r in result_json(result)["results"]]
 
 
-async def test_upstream_crash_mid_call_errors_fast_then_reconnects(gateway: ClientSession) -> None:
+async def test_upstream_crash_mid_call_errors_fast_then_reconnects(gateway: ClientSession, tmp_path: Path) -> None:
     started = time.monotonic()
     crashed = await call(gateway, "fault__crash")
     elapsed = time.monotonic() - started
     assert crashed.is_error
     assert "connection lost" in result_text(crashed) or "closed" in result_text(crashed)
+    # A tool not marked read-only or idempotent is never sent twice: the host is told it may have run.
+    assert "may have run" in result_text(crashed)
     assert elapsed < CALL_TIMEOUT, f"crash answered after {elapsed:.1f}s, not at once"
     # The other upstream never noticed.
     assert result_text(await call(gateway, "other__echo", {"text": "still here"})) == "still here"
@@ -55,6 +72,17 @@ async def test_upstream_crash_mid_call_errors_fast_then_reconnects(gateway: Clie
     recovered = await call(gateway, "fault__echo", {"text": "back"})
     assert not recovered.is_error, result_text(recovered)
     assert result_text(recovered) == "back"
+    assert (tmp_path / "calls").read_text().splitlines() == ["crash"]
+
+
+async def test_a_read_only_call_lost_with_its_connection_is_sent_again(gateway: ClientSession, tmp_path: Path) -> None:
+    flag = tmp_path / "crashed-once"
+    answered = await call(gateway, "fault__crash_once", {"flag": str(flag)})
+    assert not answered.is_error, result_text(answered)
+    assert result_text(answered) == "survived"
+    # The first attempt really died with its server, and the answer came from the restarted one.
+    assert flag.exists()
+    assert (tmp_path / "calls").read_text().splitlines() == ["crash_once", "crash_once"]
 
 
 async def test_hanging_call_times_out_and_upstream_sees_the_cancel(gateway: ClientSession) -> None:
@@ -218,3 +246,62 @@ async def test_corrupted_cache_file_is_rebuilt(tmp_path: Path) -> None:
     reread = RegistryCache(cache)
     assert reread.read_json(victim) is not None, "the truncated file was not rewritten"
     assert reread.load_server("fault") is not None
+
+
+class Updates:
+    """A host's view of `resources/updated`: the URIs, and a wait for the next one."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+        self.arrived = anyio.Event()
+
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            self.uris.append(str(message.params.uri))
+            self.arrived.set()
+
+    async def next(self, seconds: float = 10) -> str:
+        with anyio.fail_after(seconds):
+            await self.arrived.wait()
+        self.arrived = anyio.Event()
+        return self.uris[-1]
+
+
+async def subscribe(host: ClientSession, uri: str, on: bool = True) -> None:
+    with warnings.catch_warnings():  # 2026-07-28 replaces subscriptions; today's hosts still subscribe
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        await (host.subscribe_resource(uri) if on else host.unsubscribe_resource(uri))
+
+
+async def test_a_subscription_outlives_its_upstreams_restart(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()}, call_timeout=CALL_TIMEOUT)
+    updates = Updates()
+    async with stdio_gateway(config, tmp_path / "cache", message_handler=updates.on_message) as host:
+        uri = next(str(r.uri) for r in (await host.list_resources()).resources)
+        assert uri.startswith("nexus://fault/")
+        await subscribe(host, uri)
+        assert result_text(await call(host, "fault__touch")) == "announced"
+        assert await updates.next() == uri
+        assert (await call(host, "fault__crash")).is_error
+        # The restarted server knows no subscription: the gateway makes it again on the new connection.
+        assert result_text(await call(host, "fault__touch")) == "announced"
+        assert await updates.next() == uri
+
+
+async def test_one_host_leaving_a_subscription_leaves_it_for_the_others(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()})
+    first, second = Updates(), Updates()
+    async with (
+        http_gateway_process(config, tmp_path / "cache") as url,
+        http_session(url, message_handler=first.on_message) as one,
+        http_session(url, message_handler=second.on_message) as other,
+    ):
+        uri = next(str(r.uri) for r in (await one.list_resources()).resources)
+        await subscribe(one, uri)
+        await subscribe(other, uri)
+        await subscribe(one, uri, on=False)
+        assert result_text(await call(other, "fault__touch")) == "announced"
+        assert await second.next() == uri
+        await subscribe(other, uri, on=False)  # the last one out: the upstream subscription ends
+        assert result_text(await call(other, "fault__touch")) == "no subscriber"
+        assert first.uris == []
