@@ -69,6 +69,12 @@ CLAUDE_DESKTOP_CONFIGS = (
 )
 
 
+def config_path(args: argparse.Namespace) -> Path | None:
+    """The file ``read_config`` reads (watched while serving)."""
+    path = args.from_claude_desktop or args.config or os.environ.get("NEXUS_CONFIG")
+    return Path(path) if path else None
+
+
 def read_config(args: argparse.Namespace) -> GatewayConfig:
     if args.from_claude_desktop:
         return load_claude_desktop(args.from_claude_desktop)
@@ -126,6 +132,7 @@ def print_json(value: Any) -> None:
 
 
 async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
+    from .config_watch import watch_config
     from .gateway import Gateway
     from .server import HostSurface
     from .transports import http_app, parse_bind, serve_asgi, serve_stdio, sse_app, warn_if_exposed
@@ -136,7 +143,10 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
     if args.json_response and not args.http:
         raise ConfigError("--json-response applies to --http only")
     gateway = Gateway(config)
-    async with gateway.running():
+    async with gateway.running(), anyio.create_task_group() as group:
+        path = config_path(args)
+        if path is not None:  # edits of the file (or SIGHUP) reach the running gateway
+            group.start_soon(watch_config, path, lambda: read_config(args), gateway)
         server = HostSurface(gateway).build()
         if args.http or args.sse:
             host, port = parse_bind(args.http or args.sse)
@@ -149,6 +159,7 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
             await serve_asgi(app, host, port)
         else:
             await serve_stdio(server)
+        group.cancel_scope.cancel()
     return ExitStatus.OK
 
 

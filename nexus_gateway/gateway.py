@@ -10,7 +10,7 @@ import fnmatch
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -26,7 +26,7 @@ from .host_relay import HostLink
 from .registry import Registry, SearchHit, ToolEntry
 from .router_service import RouterService
 from .routing import RouteResult
-from .upstream import UpstreamPool, UpstreamState
+from .upstream import PoolChange, UpstreamPool, UpstreamState
 from .validation import BLANK_QUERY, require_words, validate_arguments
 
 logger = logging.getLogger(__name__)
@@ -70,11 +70,32 @@ class Gateway:
                     len(self.registry.entries(upstream.name)),
                 )
 
-    def _on_tools(self, server: str, tools: list[dict[str, Any]]) -> None:
-        computed = self.registry.set_server_tools(server, tools)
-        logger.debug("registry: %s has %d tools (%d newly ingested)", server, len(tools), computed)
+    def reload(self, config: GatewayConfig) -> PoolChange:
+        """Apply an edited configuration while serving: upstreams added, removed or changed take effect
+        at once (the others keep their connections); the ``nexus`` settings need a restart, and the log
+        says so when they changed."""
+        if config.settings != self.settings:
+            logger.warning("config %s: the nexus settings changed; restart the gateway to apply them", config.source)
+        change = self.pool.apply(list(config.upstreams))
+        self.config = replace(self.config, upstreams=config.upstreams)
+        for server in change.removed + change.restarted:
+            self.registry.remove_server(server)
+        for server in change.restarted + change.added:
+            self.registry.load_cached_server(server)  # searchable before it has connected, as at start
+        if change.removed or change.restarted or change.added:
+            self._tools_changed()
+        return change
+
+    def _tools_changed(self) -> None:
         self.routing.notify_changed()
         self.generation.notify_tools_changed()
+
+    def _on_tools(self, server: str, tools: list[dict[str, Any]]) -> None:
+        if server not in self.pool.upstreams:  # removed from the configuration while it was listing
+            return
+        computed = self.registry.set_server_tools(server, tools)
+        logger.debug("registry: %s has %d tools (%d newly ingested)", server, len(tools), computed)
+        self._tools_changed()
 
     async def _on_resource_updated(self, server: str, uri: str) -> None:
         """An upstream says a subscribed resource changed: tell the host under the gateway's name for it."""

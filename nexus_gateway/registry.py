@@ -125,6 +125,11 @@ class Registry:
         self._changed()
         return True
 
+    def remove_server(self, server: str) -> None:
+        """Forget ``server``'s tools (it left the configuration); its cache entries stay for a return."""
+        if self._ingested.pop(server, None) is not None:
+            self._changed()
+
     def _changed(self) -> None:
         """Entries are rebuilt lazily, once, on the next read: ingesting 100 servers costs one rebuild."""
         self._dirty = True

@@ -235,6 +235,7 @@ class Upstream:
         finally:
             self.state = UpstreamState.STOPPED
             self.first_attempt.set()
+            self._ready.set()  # a call waiting for a connection learns at once that none will come
 
     async def call_tool(
         self,
@@ -266,6 +267,12 @@ class Upstream:
             send, timeout=timeout, what=f"tools/call {name}", host=host, repeatable=repeatable
         )
         return result
+
+    def stop(self, reason: str) -> None:
+        """Drop the connection for ``reason`` (the calls in flight fail saying it) before ``serve`` is
+        cancelled."""
+        if self._connection is not None:
+            self._connection.lose(reason)
 
     async def subscribe(self, uri: str, on: bool) -> None:
         """Subscribe to one of the upstream's resources (or leave it), and remember it: a new connection
@@ -366,6 +373,8 @@ class Upstream:
             self._ready = anyio.Event()
 
     async def _wait_connected(self, timeout: float) -> _Connection:
+        if self.state is UpstreamState.STOPPED:  # removed from the configuration: no connection will come
+            raise UpstreamUnavailable(self.name, "stopped (no longer in the configuration)")
         with anyio.move_on_after(timeout):
             await self._ready.wait()
         connection = self._connection
@@ -542,8 +551,28 @@ async def _watch_eof(eof: anyio.Event, connection: _Connection) -> None:
     connection.lose("the upstream closed the connection")
 
 
+@dataclass(frozen=True)
+class PoolChange:
+    """What applying a new list of upstream configurations did, by server name."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    restarted: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.restarted)
+
+    def describe(self) -> str:
+        parts = [f"{what} {', '.join(names)}" for what, names in self._parts() if names]
+        return "; ".join(parts) or "no upstream changed"
+
+    def _parts(self) -> list[tuple[str, tuple[str, ...]]]:
+        return [("added", self.added), ("removed", self.removed), ("restarted", self.restarted)]
+
+
 class UpstreamPool:
-    """Every configured upstream, started concurrently and independently."""
+    """Every configured upstream, started concurrently and independently; the set can change while the
+    pool runs (:meth:`apply`, when the configuration file is edited)."""
 
     def __init__(
         self,
@@ -553,7 +582,14 @@ class UpstreamPool:
         on_resource_updated: ResourceCallback | None = None,
     ) -> None:
         self.settings = settings
-        self.upstreams = {c.name: Upstream(c, settings, on_tools, on_resource_updated) for c in configs}
+        self.on_tools = on_tools
+        self.on_resource_updated = on_resource_updated
+        self.upstreams = {c.name: self._make(c) for c in configs}
+        self._group: anyio.abc.TaskGroup | None = None
+        self._scopes: dict[str, anyio.CancelScope] = {}
+
+    def _make(self, config: UpstreamConfig) -> Upstream:
+        return Upstream(config, self.settings, self.on_tools, self.on_resource_updated)
 
     def __getitem__(self, name: str) -> Upstream:
         try:
@@ -567,8 +603,37 @@ class UpstreamPool:
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Start every upstream; report started once each has connected or failed once."""
         async with anyio.create_task_group() as group:
+            self._group = group
+            group.start_soon(anyio.sleep_forever)  # the pool outlives its last upstream: one may be added
             for upstream in self.upstreams.values():
-                group.start_soon(upstream.serve)
+                self._start(upstream)
             for upstream in self.upstreams.values():
                 await upstream.first_attempt.wait()
             task_status.started()
+
+    def _start(self, upstream: Upstream) -> None:
+        assert self._group is not None, "the pool is not running"
+        scope = self._scopes[upstream.name] = anyio.CancelScope()
+
+        async def serve() -> None:
+            with scope:
+                await upstream.serve()
+
+        self._group.start_soon(serve)
+
+    def apply(self, configs: list[UpstreamConfig]) -> PoolChange:
+        """Bring the running pool to ``configs``: start the new upstreams, stop the ones no longer listed
+        (their calls in flight fail with :class:`UpstreamUnavailable`), restart the ones whose
+        configuration changed; an unchanged upstream keeps its connection."""
+        wanted = {c.name: c for c in configs}
+        removed = tuple(n for n in self.upstreams if n not in wanted)
+        restarted = tuple(n for n, c in wanted.items() if n in self.upstreams and self.upstreams[n].config != c)
+        added = tuple(n for n in wanted if n not in self.upstreams)
+        for name in removed + restarted:
+            why = "removed from the configuration" if name in removed else "its configuration changed"
+            self.upstreams.pop(name).stop(why)
+            self._scopes.pop(name).cancel()
+        for name in restarted + added:
+            upstream = self.upstreams[name] = self._make(wanted[name])
+            self._start(upstream)
+        return PoolChange(added, removed, restarted)

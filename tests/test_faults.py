@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -26,6 +28,7 @@ from conftest import (
     write_config,
 )
 from mcp import ClientSession, MCPDeprecationWarning
+from procs import free_port, gateway_command, running  # bench/procs.py, on the path via conftest
 
 pytestmark = pytest.mark.anyio
 
@@ -305,3 +308,66 @@ async def test_one_host_leaving_a_subscription_leaves_it_for_the_others(tmp_path
         await subscribe(other, uri, on=False)  # the last one out: the upstream subscription ends
         assert result_text(await call(other, "fault__touch")) == "no subscriber"
         assert first.uris == []
+
+
+async def until_answered(host: ClientSession, tool: str, seconds: float = 30) -> types.CallToolResult:
+    """Call ``tool`` until it answers without error (an upstream the gateway is still starting)."""
+    with anyio.fail_after(seconds):
+        while (result := await call(host, tool, {"text": "hi"})).is_error:
+            await anyio.sleep(0.2)
+    return result
+
+
+async def test_an_edited_config_reaches_the_running_gateway(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    write_config(path, {"fault": fault_server()})
+    async with stdio_gateway(path, tmp_path / "cache") as host:
+        assert result_text(await call(host, "fault__echo", {"text": "one"})) == "one"
+        write_config(path, {"fault": fault_server(), "added": fault_server()})
+        assert result_text(await until_answered(host, "added__echo")) == "hi"
+        # The upstream the edit left alone kept its connection (and so its state: one echo so far).
+        assert result_text(await call(host, "fault__count")) == "1"
+        path.write_text('{"mcpServers": {"fault": ')  # half-way through an edit: keep serving
+        await anyio.sleep(2.5)
+        assert result_text(await call(host, "added__echo", {"text": "still"})) == "still"
+        write_config(path, {"added": fault_server()})
+        with anyio.fail_after(30):
+            while not (gone := await call(host, "fault__echo", {"text": "x"})).is_error:
+                await anyio.sleep(0.2)
+        assert "Unknown tool 'fault__echo'" in result_text(gone)
+        assert result_text(await call(host, "added__echo", {"text": "kept"})) == "kept"
+
+
+async def test_sighup_reads_the_config_again(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    write_config(path, {"aaaaa": fault_server()})
+    port = free_port()
+    with running(gateway_command(path, "--http", f"127.0.0.1:{port}"), port, env=gateway_env(tmp_path / "cache")) as gw:
+        async with http_session(f"http://127.0.0.1:{port}/mcp") as host:
+            before = path.stat()  # the new file: the same size, and given the same time before it replaces
+            edited = write_config(tmp_path / "edited.json", {"bbbbb": fault_server()})
+            os.utime(edited, ns=(before.st_atime_ns, before.st_mtime_ns))
+            os.replace(edited, path)
+            await anyio.sleep(2.5)
+            assert (await call(host, "bbbbb__echo", {"text": "hi"})).is_error  # polling saw no change
+            gw.send_signal(signal.SIGHUP)
+            assert result_text(await until_answered(host, "bbbbb__echo")) == "hi"
+
+
+async def test_a_call_in_flight_to_a_removed_upstream_fails_at_once_saying_why(tmp_path: Path) -> None:
+    path, marker = tmp_path / "config.json", tmp_path / "calls"
+    write_config(path, {"fault": fault_server("--marker", str(marker)), "other": fault_server()}, call_timeout=60)
+    async with stdio_gateway(path, tmp_path / "cache") as host:
+        answers: list[types.CallToolResult] = []
+
+        async def hang() -> None:
+            answers.append(await call(host, "fault__hang"))
+
+        with anyio.fail_after(20):  # not the call's own 60 s
+            async with anyio.create_task_group() as group:
+                group.start_soon(hang)
+                while not marker.exists():
+                    await anyio.sleep(0.05)
+                write_config(path, {"other": fault_server()}, call_timeout=60)
+        assert answers[0].is_error
+        assert "removed from the configuration" in result_text(answers[0])
