@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, unquote
 
 import anyio
+import anyio.abc
 import mcp_types as types
 
 from .affordance import SLOT_KINDS
@@ -53,6 +54,9 @@ class Gateway:
         self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools, self._on_resource_updated)
         # the host side's listeners for `notifications/resources/updated`, given the gateway's URI
         self.resource_listeners: list[Callable[[str], Awaitable[None]]] = []
+        # the host side's listeners for any change of the registry (the tools `expose` lists may change)
+        self.tool_listeners: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        self._group: anyio.abc.TaskGroup | None = None
         self.routing = RouterService(self.registry, self.cache, self.settings.routing)
         self.generation = GenerationService(
             self.settings.model,
@@ -89,6 +93,9 @@ class Gateway:
     def _tools_changed(self) -> None:
         self.routing.notify_changed()
         self.generation.notify_tools_changed()
+        if self._group is not None:
+            for listener in self.tool_listeners:
+                self._group.start_soon(listener)
 
     def _on_tools(self, server: str, tools: list[dict[str, Any]]) -> None:
         if server not in self.pool.upstreams:  # removed from the configuration while it was listing
@@ -106,6 +113,7 @@ class Gateway:
     async def running(self) -> AsyncIterator[Gateway]:
         """Connect every upstream (concurrently, each bounded by its timeout), serve, then shut down."""
         async with anyio.create_task_group() as group:
+            self._group = group
             await group.start(self.routing.run)
             await group.start(self.pool.run)
             group.start_soon(self._start_generation)  # the LLM loads in the background; `call` waits for it

@@ -1,10 +1,10 @@
 """The host-facing MCP server: a small, fixed tool surface over the whole registry.
 
-Hosts handle ``tools/list_changed`` badly, so the surface never changes when upstreams do: the host
-sees ``search_tools``, ``describe_tool`` and ``call_tool`` (plus any tools the config exposes
-directly). This module is the only place where gateway errors become MCP results: every failure of a
-surface tool is an ``isError`` result with a one-line explanation, never a traceback, and the server
-keeps serving.
+Hosts handle ``tools/list_changed`` badly, so the surface never changes when upstreams do: the host sees
+``search_tools``, ``describe_tool``, ``call_tool`` and ``call``, plus any tools the config exposes
+directly (only those come and go, announced with ``tools/list_changed``). This module is the only place
+where gateway errors become MCP results: every failure of a surface tool is an ``isError`` result with a
+one-line explanation, never a traceback, and the server keeps serving.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import mcp_types as types
 import orjson
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 
 from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
@@ -144,6 +145,21 @@ def host_link(ctx: ServerRequestContext[Any]) -> HostLink:
     return HostLink(ctx.session, request_id, host_session(ctx), forward if wants_progress else None)
 
 
+class _SurfaceServer(Server[Any]):
+    """The SDK's server, declaring ``tools.listChanged`` on every transport (stdio, SSE and streamable
+    HTTP each build the initialisation options themselves): the tools ``expose`` lists come and go with
+    their upstreams."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+
 class HostSurface:
     """Handlers of the host-facing MCP server, bound to one :class:`Gateway`."""
 
@@ -153,9 +169,12 @@ class HostSurface:
         # resource URI -> host connection -> a session of that connection to notify when it changes
         self.subscribers: dict[str, dict[str, ServerSession]] = {}
         gateway.resource_listeners.append(self.resource_updated)
+        # host connection -> a session of it, and the exposed tool ids it was last given
+        self.tool_viewers: dict[str, tuple[ServerSession, tuple[str, ...]]] = {}
+        gateway.tool_listeners.append(self.exposed_changed)
 
     def build(self) -> Server[Any]:
-        server: Server[Any] = Server(
+        server: Server[Any] = _SurfaceServer(
             SERVER_NAME,
             version="0.1.0",
             instructions=INSTRUCTIONS,
@@ -178,11 +197,28 @@ class HostSurface:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         tools = list(SURFACE)
-        for entry in self.gateway.exposed():
+        exposed = self.gateway.exposed()
+        for entry in exposed:
             raw = dict(entry.raw)
             raw["name"] = entry.id
             tools.append(types.Tool.model_validate(raw))
+        self.tool_viewers[host_session(ctx)] = (ctx.session, tuple(e.id for e in exposed))
         return types.ListToolsResult(tools=tools)
+
+    async def exposed_changed(self) -> None:
+        """The registry changed: tell each host whose list of tools no longer holds the tools ``expose``
+        lists (an upstream that connected after the host listed, one added or removed) to list again.
+        The fixed surface itself never changes, so without ``expose`` nothing is ever sent."""
+        current = tuple(e.id for e in self.gateway.exposed())
+        for host, (session, seen) in list(self.tool_viewers.items()):
+            if seen == current:
+                continue
+            self.tool_viewers[host] = (session, current)
+            try:
+                await session.send_tool_list_changed()
+            except Exception as exc:  # that host is gone
+                logger.debug("tools/list_changed to a closed host connection: %s", exc)
+                self.tool_viewers.pop(host, None)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -371,3 +371,23 @@ async def test_a_call_in_flight_to_a_removed_upstream_fails_at_once_saying_why(t
                 write_config(path, {"other": fault_server()}, call_timeout=60)
         assert answers[0].is_error
         assert "removed from the configuration" in result_text(answers[0])
+
+
+async def test_exposed_tools_that_arrive_later_are_announced_to_the_host(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    write_config(path, {"fault": fault_server()}, expose=["added__echo"])
+    announced = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            announced.set()
+
+    async with stdio_gateway(path, tmp_path / "cache", message_handler=on_message) as host:
+        capabilities = host.server_capabilities
+        assert capabilities is not None and capabilities.tools is not None and capabilities.tools.list_changed
+        assert "added__echo" not in [t.name for t in (await host.list_tools()).tools]
+        write_config(path, {"fault": fault_server(), "added": fault_server()}, expose=["added__echo"])
+        with anyio.fail_after(30):
+            await announced.wait()
+        assert "added__echo" in [t.name for t in (await host.list_tools()).tools]
+        assert result_text(await host.call_tool("added__echo", {"text": "direct"})) == "direct"
