@@ -29,6 +29,7 @@ from .validation import validate_arguments
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "nexus-gateway"
+MAX_TOOL_VIEWERS = 256  # host connections remembered for tools/list_changed (the most recent)
 INSTRUCTIONS = (
     "Nexus Gateway fronts many MCP servers. Say what you want with `call` (one sentence), or find a tool "
     "with search_tools, check it with describe_tool if the signature is not enough, and run it with call_tool."
@@ -202,8 +203,17 @@ class HostSurface:
             raw = dict(entry.raw)
             raw["name"] = entry.id
             tools.append(types.Tool.model_validate(raw))
-        self.tool_viewers[host_session(ctx)] = (ctx.session, tuple(e.id for e in exposed))
+        if self.gateway.settings.expose:  # only then can the list change
+            self._remember_viewer(host_session(ctx), ctx.session, tuple(e.id for e in exposed))
         return types.ListToolsResult(tools=tools)
+
+    def _remember_viewer(self, host: str, session: ServerSession, seen: tuple[str, ...]) -> None:
+        """The SDK tells no handler when a host connection ends, so the oldest of too many are forgotten
+        (a long-running HTTP sidecar sees many short-lived hosts)."""
+        self.tool_viewers.pop(host, None)
+        self.tool_viewers[host] = (session, seen)
+        while len(self.tool_viewers) > MAX_TOOL_VIEWERS:
+            del self.tool_viewers[next(iter(self.tool_viewers))]
 
     async def exposed_changed(self) -> None:
         """The registry changed: tell each host whose list of tools no longer holds the tools ``expose``
