@@ -259,7 +259,7 @@ async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
             await gateway.generation.wait_settled()
             if gateway.generation.error:
                 sys.stderr.write(f"nexus-gateway: argument generation off: {gateway.generation.error}\n")
-        outcome = await call_intent(gateway, args.intent, arguments, session="cli")
+        outcome = await call_intent(gateway, args.intent, arguments, session="cli", dry_run=args.dry_run)
         report = outcome.report or {}
         confirmed = await confirmed_at_the_terminal(report) if report.get("status") == "needs_confirmation" else None
         if confirmed:
@@ -268,6 +268,12 @@ async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
         elif confirmed is False:
             message = f"You chose not to run {report['tool']}; nothing ran."
             outcome = IntentOutcome(report={**report, "status": "declined", "message": message})
+    if outcome.forwarded is None and (outcome.report or {}).get("status") == "planned":
+        report = outcome.report or {}
+        arguments_text = orjson.dumps(report.get("arguments")).decode()
+        sys.stderr.write(f"nexus-gateway: would call {report.get('tool')} {arguments_text} (dry run: nothing ran)\n")
+        print_json(report)
+        return ExitStatus.OK
     if outcome.forwarded is None:
         report = outcome.report or {}
         sys.stderr.write(f"nexus-gateway: nothing called ({report.get('status')}): {report.get('message')}\n")
@@ -396,6 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the chosen tool even when it may delete data or was a close call (nexus.confirm)",
     )
+    ask.add_argument("--dry-run", action="store_true", help="show the tool and arguments it would use; run nothing")
     eval_cli.register(commands)
     splice_bench.register(commands)
     models = commands.add_parser("models", help="Local LLM weights: pull (assemble + verify) and list.")

@@ -14,12 +14,12 @@ from typing import Any
 import anyio
 
 from .affordance import argument_slots
-from .confirmation import confirmation_message, confirmation_reason, confirmed_by_user
+from .confirmation import WHY, confirmation_message, confirmation_reason, confirmed_by_user
 from .engine import ContextOverflow
 from .gateway import Gateway
 from .host_relay import HostLink
 from .routing import Candidate
-from .validation import BLANK_INTENT, require_words
+from .validation import BLANK_INTENT, require_words, validate_arguments
 
 TRACE_KEY = "io.nexus-gateway/trace"
 JUDGE_CANDIDATES = 3
@@ -32,9 +32,9 @@ MODEL_WAIT_S = 60.0
 class IntentOutcome:
     """Either the upstream result of the tool that ran (its ``_meta`` carries the trace under
     :data:`TRACE_KEY`), or a report of why nothing ran: ``status`` is ``routing_unavailable``,
-    ``no_tools``, ``no_confident_match``, ``needs_arguments``, ``needs_confirmation`` or ``declined`` (the
-    user said no to a call the gateway asked them to confirm), with candidates, the missing arguments, or
-    the call the host should make itself (``confirmation.py``)."""
+    ``no_tools``, ``no_confident_match``, ``needs_arguments``, ``needs_confirmation``, ``declined`` (the
+    user said no to a call the gateway asked them to confirm) or ``planned`` (a dry run), with candidates,
+    the missing arguments, or the call the host should make itself (``confirmation.py``)."""
 
     forwarded: dict[str, Any] | None = None
     report: dict[str, Any] | None = None
@@ -69,8 +69,10 @@ async def call_intent(
     arguments: dict[str, Any] | None,
     session: str,
     host: HostLink | None = None,
+    dry_run: bool = False,
 ) -> IntentOutcome:
-    """Route the intent; forward when arguments are given or generated, else ask for them."""
+    """Route the intent; forward when arguments are given or generated, else ask for them. ``dry_run``
+    stops before anything is confirmed or sent: the host sees the call the gateway would make."""
     require_words("call", "intent", intent, BLANK_INTENT)
     window = gateway.generation.window(session)
     carried = window.carried_slots(intent)
@@ -153,6 +155,9 @@ async def call_intent(
         )
     arguments = gateway.with_defaults(entry, arguments)
     reason = confirmation_reason(gateway.settings.confirm, entry.name, entry.raw.get("annotations"), result.margin, tau)
+    if dry_run:
+        validate_arguments(entry.id, entry.input_schema, arguments)  # what the real call would refuse
+        return IntentOutcome(report=planned(gateway, entry.id, arguments, reason, result.candidates, trace))
     user_says = None
     if reason is not None:
         trace["confirm"] = reason
@@ -193,6 +198,28 @@ async def call_intent(
     trace["arguments"] = arguments
     window.add(intent, entry.name, arguments, result_text(forwarded))
     return traced(forwarded, trace)
+
+
+def planned(
+    gateway: Gateway,
+    tool_id: str,
+    arguments: dict[str, Any],
+    reason: str | None,
+    candidates: list[Candidate],
+    trace: dict[str, Any],
+) -> dict[str, Any]:
+    """The report of a dry run: the call that would be made, and whether it would stop to be confirmed."""
+    held = f" Run for real, it would first be confirmed: {WHY[reason]}." if reason else ""
+    return {
+        "status": "planned",
+        "tool": tool_id,
+        "signature": gateway.describe(tool_id).signature,
+        "arguments": arguments,
+        "confirm": reason,
+        "candidates": candidate_list(gateway, candidates[:JUDGE_CANDIDATES]),
+        "message": f"Dry run: nothing ran. Run it with call_tool, or call again without dry_run.{held}",
+        "trace": trace,
+    }
 
 
 def traced(forwarded: dict[str, Any], trace: dict[str, Any]) -> IntentOutcome:

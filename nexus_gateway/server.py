@@ -93,13 +93,15 @@ CALL_INTENT = types.Tool(
         "`arguments`, those are used as given. When the sentence lacks a required value, the answer names it "
         "so you can supply it. If no tool fits confidently, the closest candidates are returned instead. A "
         "tool that may delete or overwrite data, or a change where other tools fit almost as well, is not run: "
-        "the answer shows the tool and arguments it would use, to run with call_tool if right."
+        "the answer shows the tool and arguments it would use, to run with call_tool if right. With "
+        "`dry_run`, nothing runs: the answer is the tool and arguments it would use."
     ),
     input_schema={
         "type": "object",
         "properties": {
             "intent": {"type": "string", "minLength": 1, "description": "What to do, in plain words."},
             "arguments": {"type": "object", "description": "Arguments for the chosen tool, if known."},
+            "dry_run": {"type": "boolean", "description": "Only say which tool and arguments it would use."},
         },
         "required": ["intent"],
         "additionalProperties": False,
@@ -255,7 +257,8 @@ class HostSurface:
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
     ) -> types.CallToolResult | dict[str, Any]:
         if name == "call":
-            return await self._routed_call(ctx, arguments["intent"], arguments.get("arguments"))
+            dry_run = bool(arguments.get("dry_run", False))
+            return await self._routed_call(ctx, arguments["intent"], arguments.get("arguments"), dry_run)
         if name == "search_tools":
             hits, _ = await self.gateway.search(arguments["query"], arguments.get("limit"))
             results = [
@@ -299,9 +302,9 @@ class HostSurface:
         return result
 
     async def _routed_call(
-        self, ctx: ServerRequestContext[Any], intent: str, arguments: dict[str, Any] | None
+        self, ctx: ServerRequestContext[Any], intent: str, arguments: dict[str, Any] | None, dry_run: bool
     ) -> types.CallToolResult | dict[str, Any]:
-        outcome = await call_intent(self.gateway, intent, arguments, host_session(ctx), host_link(ctx))
+        outcome = await call_intent(self.gateway, intent, arguments, host_session(ctx), host_link(ctx), dry_run=dry_run)
         if outcome.forwarded is not None:
             return outcome.forwarded
         return json_result(outcome.report or {})

@@ -186,6 +186,10 @@ def test_ask_shows_a_destructive_call_and_runs_it_only_with_yes(tmp_path: Path) 
     assert report["status"] == "needs_confirmation" and report["tool"] == "filesystem__write_file"
     assert "nothing called (needs_confirmation)" in shown.stderr and not target.exists()
     assert "to run it: nexus-gateway call filesystem__write_file --args" in shown.stderr
+    planned = run(*call, "--args", arguments, "--yes", "--dry-run", cache=tmp_path)
+    assert planned.returncode == 0, planned.stderr
+    assert json.loads(planned.stdout)["status"] == "planned" and "dry run: nothing ran" in planned.stderr
+    assert not target.exists()
     done = run(*call, "--args", arguments, "--yes", cache=tmp_path)
     assert done.returncode == 0, done.stderr
     assert target.read_text() == "milk\n"

@@ -547,3 +547,21 @@ def test_a_tool_of_another_platform_than_the_request_names_ranks_lower_and_absta
     for request in ("Open a pull request on GitHub for acme/website", "Open a pull request for acme/website"):
         same, _ = route(request, 0.5)
         assert same == route(request, 0.0)[0]  # its own platform, or none named: no penalty
+
+
+@pytest.mark.anyio
+async def test_a_dry_run_shows_the_call_and_runs_nothing(gateway: ClientSession) -> None:
+    listing = result_text(
+        await gateway.call_tool("call_tool", {"tool": "filesystem__list_allowed_directories", "arguments": {}})
+    )
+    target = Path(listing.strip().splitlines()[-1]) / "planned.txt"
+    arguments = {"path": str(target), "content": "never written\n"}
+    intent = "overwrite the file planned.txt with new text"
+    plan = result_json(await gateway.call_tool("call", {"intent": intent, "arguments": arguments, "dry_run": True}))
+    assert plan["status"] == "planned" and plan["tool"] == "filesystem__write_file", plan
+    assert plan["arguments"] == arguments and plan["confirm"] == "destructive"
+    assert plan["signature"].startswith("write_file(") and "nothing ran" in plan["message"]
+    assert not target.exists()
+    # a dry run checks the arguments as the real call would
+    bad = await gateway.call_tool("call", {"intent": intent, "arguments": {"path": 3}, "dry_run": True})
+    assert bad.is_error and "'path'" in result_text(bad), result_text(bad)
