@@ -80,6 +80,7 @@ class GatewaySettings:
     ping_interval: float = DEFAULT_PING_INTERVAL
     search_limit: int = DEFAULT_SEARCH_LIMIT
     expose: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()  # tools no host may find or call: 'server__tool' globs or 'server/*'
     unprefixed: str | None = None
     cache_dir: str | None = None
     routing: RoutingSettings = field(default_factory=RoutingSettings)
@@ -158,9 +159,17 @@ def parse_config(raw: Any, source: str = "<memory>", environ: dict[str, str] | N
     servers = raw.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f"{source}: mcpServers must be an object of name → server")
-    upstreams = tuple(_parse_upstream(name, spec, env) for name, spec in servers.items())
+    upstreams = tuple(_parse_upstream(name, spec, env) for name, spec in servers.items() if not _disabled(name, spec))
     settings = _parse_settings(raw.get("nexus", {}), {u.name for u in upstreams}, env)
     return GatewayConfig(upstreams=upstreams, settings=settings, source=source)
+
+
+def _disabled(name: str, spec: Any) -> bool:
+    """``"disabled": true`` (the field Cline, Cursor and others write to switch a server off): skipped."""
+    flag = spec.get("disabled", False) if isinstance(spec, dict) else False
+    if not isinstance(flag, bool):
+        raise ConfigError(f"mcpServers.{name}.disabled: must be true or false, got {flag!r}")
+    return flag
 
 
 def _parse_upstream(name: str, spec: Any, env: dict[str, str] | os._Environ[str]) -> UpstreamConfig:
@@ -232,9 +241,10 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
             raise ConfigError(f"nexus.{key}: must be a positive number, got {value!r}")
         return float(value)
 
-    expose = raw.get("expose", [])
-    if not isinstance(expose, list) or not all(isinstance(p, str) for p in expose):
-        raise ConfigError("nexus.expose: must be a list of 'server__tool' or 'server/*' patterns")
+    expose, hide = raw.get("expose", []), raw.get("hide", [])
+    for key, patterns in (("expose", expose), ("hide", hide)):
+        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+            raise ConfigError(f"nexus.{key}: must be a list of 'server__tool' or 'server/*' patterns")
     unprefixed = raw.get("unprefixed")
     if unprefixed is not None and unprefixed not in upstream_names:
         raise ConfigError(f"nexus.unprefixed: {unprefixed!r} is not a server in mcpServers")
@@ -276,6 +286,7 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
         ping_interval=positive("ping_interval"),
         search_limit=limit,
         expose=tuple(expose),
+        hide=tuple(hide),
         unprefixed=unprefixed,
         cache_dir=expand_vars(cache_dir, "nexus.cache_dir", env) if cache_dir else None,
         defaults=argument_defaults,

@@ -6,7 +6,6 @@ and the CLI (``cli.py``) both drive it; neither talks to upstreams or the regist
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -24,7 +23,7 @@ from .config import GatewayConfig
 from .exceptions import NexusError, ToolNotFound, UpstreamError
 from .generation_service import GenerationService
 from .host_relay import HostLink
-from .registry import Registry, SearchHit, ToolEntry
+from .registry import Registry, SearchHit, ToolEntry, matches_any
 from .router_service import RouterService
 from .routing import RouteResult
 from .upstream import PoolChange, UpstreamPool, UpstreamState
@@ -50,7 +49,7 @@ class Gateway:
         self.config = config
         self.settings = config.settings
         self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
-        self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed)
+        self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed, hide=self.settings.hide)
         self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools, self._on_resource_updated)
         # the host side's listeners for `notifications/resources/updated`, given the gateway's URI
         self.resource_listeners: list[Callable[[str], Awaitable[None]]] = []
@@ -190,14 +189,14 @@ class Gateway:
         patterns = self.settings.expose
         if not patterns:
             return []
-        return [e for e in self.registry.entries() if any(_exposes(p, e) for p in patterns)]
+        return [e for e in self.registry.entries() if matches_any(patterns, e)]
 
     def exposed_entry(self, tool_id: str) -> ToolEntry | None:
         try:
             entry = self.registry.get(tool_id)
         except ToolNotFound:
             return None
-        return entry if any(_exposes(p, entry) for p in self.settings.expose) else None
+        return entry if matches_any(self.settings.expose, entry) else None
 
     # ##### Resources and prompts (passthrough, namespaced) #####
 
@@ -308,9 +307,3 @@ class Gateway:
             if not cursor:
                 break
         return items
-
-
-def _exposes(pattern: str, entry: ToolEntry) -> bool:
-    if pattern.endswith("/*"):
-        return entry.server == pattern[:-2]
-    return fnmatch.fnmatchcase(entry.id, pattern)

@@ -9,8 +9,9 @@ can serve search before the upstream has even answered.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,17 @@ class ToolEntry:
         return hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
 
 
+def matches_any(patterns: Sequence[str], entry: ToolEntry) -> bool:
+    """Whether a tool matches one of the config's patterns (``nexus.expose``, ``nexus.hide``): a
+    ``server/*`` pattern takes all of one server's tools, any other is a glob over tool ids."""
+    for pattern in patterns:
+        if pattern.endswith("/*") and entry.server == pattern[:-2]:
+            return True
+        if fnmatch.fnmatchcase(entry.id, pattern):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class SearchHit:
     entry: ToolEntry
@@ -81,9 +93,12 @@ def _ingest(server: str, tool: dict[str, Any], key: str) -> dict[str, Any]:
 class Registry:
     """All ingested tools, keyed by host-facing id; rebuilt per server on change."""
 
-    def __init__(self, cache: RegistryCache | None = None, unprefixed: str | None = None) -> None:
+    def __init__(
+        self, cache: RegistryCache | None = None, unprefixed: str | None = None, hide: Sequence[str] = ()
+    ) -> None:
         self.cache = cache
         self.unprefixed = unprefixed
+        self.hide = tuple(hide)  # patterns of tools no host may find or call (``nexus.hide``)
         self._ingested: dict[str, list[dict[str, Any]]] = {}
         self._entries: dict[str, ToolEntry] = {}
         self._order: list[ToolEntry] = []
@@ -161,6 +176,8 @@ class Registry:
                         raw=tool,
                     )
                 )
+        # Ids are assigned over every tool, hidden ones too, so hiding one never renames another.
+        entries = [e for e in entries if not matches_any(self.hide, e)]
         self._order = entries
         self._entries = {e.id: e for e in entries}
         self._index = None

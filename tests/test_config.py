@@ -70,6 +70,8 @@ def test_argument_defaults_per_server() -> None:
         ({"mcpServers": {}, "nexus": {"call_timeout": -1}}, "nexus.call_timeout"),
         ({"mcpServers": {}, "nexus": {"unprefixed": "ghost"}}, "nexus.unprefixed"),
         ({"mcpServers": {}, "nexus": {"expose": "all"}}, "nexus.expose"),
+        ({"mcpServers": {}, "nexus": {"hide": ["ok", 3]}}, "nexus.hide: must be a list"),
+        ({"mcpServers": {"gh": {"command": "x", "disabled": "yes"}}}, "mcpServers.gh.disabled: must be true or false"),
         ({"mcpServers": {}, "nexus": {"speed": 11}}, "nexus.speed: unknown setting"),
         ({"mcpServers": {}, "nexus": {"model": 5}}, "nexus.model: must be a GGUF path or a model name"),
         ({"mcpServers": {}, "nexus": {"model_threads": 0}}, "nexus.model_threads"),
@@ -87,6 +89,11 @@ def test_invalid_config_names_server_and_field(raw: object, message: str) -> Non
     with pytest.raises(ConfigError, match=None) as info:
         parse_config(raw, environ={})
     assert message in str(info.value)
+
+
+def test_a_disabled_server_is_left_out() -> None:
+    raw = {"mcpServers": {"on": {"command": "a"}, "off": {"command": "b", "disabled": True}}, "nexus": {}}
+    assert [u.name for u in parse_config(raw, environ={}).upstreams] == ["on"]
 
 
 def test_unreadable_files(tmp_path: Path) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import mcp_types as types
 import pytest
-from conftest import real_servers, result_json, result_text, stdio_gateway, write_config
+from conftest import fault_server, real_servers, result_json, result_text, stdio_gateway, write_config
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -177,3 +178,20 @@ async def test_concurrent_calls_all_answered_correctly(gateway: ClientSession) -
     assert len(answers) == 50
     for i, text in answers.items():
         assert str(i + 1000) in text, text
+
+
+async def test_hidden_tools_can_be_neither_found_nor_called(tmp_path: Path) -> None:
+    servers = {"fault": fault_server(), "other": fault_server()}
+    config = write_config(tmp_path / "config.json", servers, hide=["fault__crash", "other/*"])
+    async with stdio_gateway(config, tmp_path / "cache") as host:
+        assert "fault__echo" in await search(host, "echo the given text back", 5)
+        found = await search(host, "exit the server process immediately, mid-call", 50)
+        assert "fault__crash" not in found and not [t for t in found if t.startswith("other__")], found
+        for surface_tool, arguments in (
+            ("call_tool", {"tool": "fault__crash", "arguments": {}}),
+            ("describe_tool", {"tool": "other__echo"}),
+        ):
+            refused = await host.call_tool(surface_tool, arguments)
+            assert refused.is_error and "Unknown tool" in result_text(refused), result_text(refused)
+        routed = await host.call_tool("call", {"intent": "exit the server process immediately", "arguments": {}})
+        assert re.search(r"fault__crash\b", result_text(routed)) is None, result_text(routed)
