@@ -20,6 +20,8 @@ from .confirmation import CONFIRM_MODES
 from .exceptions import ConfigError
 
 DEFAULT_CALL_TIMEOUT = 60.0
+# progress reports push a call's deadline on by call_timeout, up to this long in all (upstream.CallClock)
+DEFAULT_MAX_CALL_TIMEOUT = 600.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_MAX_BACKOFF = 30.0
 DEFAULT_PING_INTERVAL = 30.0
@@ -75,6 +77,7 @@ class GatewaySettings:
     """The ``nexus`` block: how the gateway itself behaves."""
 
     call_timeout: float = DEFAULT_CALL_TIMEOUT
+    max_call_timeout: float = DEFAULT_MAX_CALL_TIMEOUT
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     max_backoff: float = DEFAULT_MAX_BACKOFF
     ping_interval: float = DEFAULT_PING_INTERVAL
@@ -281,6 +284,7 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
         schema=schema,
         routing=_parse_routing(raw.get("routing", {})),
         call_timeout=positive("call_timeout"),
+        max_call_timeout=positive("max_call_timeout"),
         connect_timeout=positive("connect_timeout"),
         max_backoff=positive("max_backoff"),
         ping_interval=positive("ping_interval"),

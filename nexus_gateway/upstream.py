@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import os
 import threading
 import time
@@ -137,14 +138,49 @@ class StderrLog:
         return f"{error} (its stderr: {self.last[-1][:200]})" if self.last else error
 
 
-class _LostMidCall(Exception):
-    """The connection died while a request was in flight; ``deadline`` is the request's own (moved on by any
-    time the host spent answering a relayed request)."""
+@dataclass
+class CallClock:
+    """One request's deadline. It starts ``timeout`` away; each progress report of the upstream pushes it
+    to ``timeout`` after the report (MCP lets a client reset its timeout on progress: a long build that
+    says how it is doing is not cut off), but never past ``limit`` (``max_call_timeout`` after the start),
+    so a tool that keeps reporting cannot hold a call forever. The host's time answering a request the
+    upstream relays moves it on too (``host_relay.deadlines_paused``)."""
 
-    def __init__(self, reason: str, deadline: float) -> None:
+    timeout: float
+    started: float
+    deadline: float
+    limit: float
+    progressed: int = 0
+    scope: anyio.CancelScope | None = None  # the attempt in flight, whose deadline this moves
+
+    @classmethod
+    def start(cls, timeout: float, longest: float) -> CallClock:
+        now = anyio.current_time()
+        return cls(timeout, now, now + timeout, now + max(longest, timeout))
+
+    def progress(self) -> None:
+        self.progressed += 1
+        pushed = min(anyio.current_time() + self.timeout, self.limit)
+        scope = self.scope
+        if scope is None:
+            self.deadline = max(self.deadline, pushed)
+        elif not math.isinf(scope.deadline):  # infinite: paused while the host answers
+            scope.deadline = max(scope.deadline, pushed)
+
+    def expired(self, what: str) -> str:
+        if self.progressed and self.deadline >= self.limit:
+            return f"{what}: still running after {self.limit - self.started:g}s, the longest a call may take"
+        if self.progressed:
+            return f"{what}: no answer within {self.timeout:g}s of its last progress report"
+        return f"{what}: no answer within {self.timeout:g}s"
+
+
+class _LostMidCall(Exception):
+    """The connection died while a request was in flight."""
+
+    def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.deadline = deadline
 
 
 class _Connection:
@@ -258,13 +294,19 @@ class Upstream:
         what a forward would otherwise cost.
         """
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        clock = CallClock.start(timeout or self.settings.call_timeout, self.settings.max_call_timeout)
+        to_host = host.progress if host is not None else None
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            clock.progress()
+            if to_host is not None:
+                await to_host(progress, total, message)
 
         async def send(session: ClientSession) -> dict[str, Any]:
-            progress = host.progress if host is not None else None
-            return await session.send_request(request, WIRE_RESULT, progress_callback=progress)  # type: ignore[type-var]
+            return await session.send_request(request, WIRE_RESULT, progress_callback=on_progress)  # type: ignore[type-var]
 
         result: dict[str, Any] = await self.request(
-            send, timeout=timeout, what=f"tools/call {name}", host=host, repeatable=repeatable
+            send, clock=clock, what=f"tools/call {name}", host=host, repeatable=repeatable
         )
         return result
 
@@ -295,23 +337,23 @@ class Upstream:
         self,
         send: Callable[[ClientSession], Awaitable[Any]],
         *,
-        timeout: float | None = None,
+        clock: CallClock | None = None,
         what: str,
         host: HostLink | None = None,
         repeatable: bool = False,
     ) -> Any:
-        """Run ``send(session)`` on the live connection with timeout and loss handling; a ``repeatable``
-        request whose connection is lost mid-way is sent once more, within the same deadline."""
-        timeout = timeout or self.settings.call_timeout
-        deadline = anyio.current_time() + timeout
+        """Run ``send(session)`` on the live connection with timeout (``clock``; default: ``call_timeout``)
+        and loss handling; a ``repeatable`` request whose connection is lost mid-way is sent once more,
+        before the same deadline."""
+        clock = clock or CallClock.start(self.settings.call_timeout, self.settings.call_timeout)
         try:
-            return await self._send_once(send, deadline, timeout, what, host)
+            return await self._send_once(send, clock, what, host)
         except _LostMidCall as lost:
             if not repeatable:
                 raise UpstreamUnavailable(
                     self.name, f"{what}: connection lost during the call ({lost.reason}); it may have run"
                 ) from None
-            if lost.deadline <= anyio.current_time():
+            if clock.deadline <= anyio.current_time():
                 raise UpstreamUnavailable(
                     self.name, f"{what}: connection lost during the call ({lost.reason})"
                 ) from None
@@ -322,9 +364,8 @@ class Upstream:
                 what,
                 lost.reason,
             )
-            deadline = lost.deadline
         try:
-            return await self._send_once(send, deadline, timeout, what, host)
+            return await self._send_once(send, clock, what, host)
         except _LostMidCall as lost:
             raise UpstreamUnavailable(
                 self.name, f"{what}: connection lost during the call, twice ({lost.reason})"
@@ -333,35 +374,37 @@ class Upstream:
     async def _send_once(
         self,
         send: Callable[[ClientSession], Awaitable[Any]],
-        deadline: float,
-        timeout: float,
+        clock: CallClock,
         what: str,
         host: HostLink | None,
     ) -> Any:
-        """One attempt before ``deadline``: the answer, or :class:`_LostMidCall` when the connection died
-        under it (the caller decides whether to repeat), or :class:`UpstreamTimeout`."""
+        """One attempt before the clock's deadline: the answer, or :class:`_LostMidCall` when the connection
+        died under it (the caller decides whether to repeat), or :class:`UpstreamTimeout`."""
         connection = self._connection
         if connection is None or connection.lost.is_set():
-            remaining = max(deadline - anyio.current_time(), 0.001)
+            remaining = max(clock.deadline - anyio.current_time(), 0.001)
             connection = await self._wait_connected(min(remaining, self.settings.connect_timeout))
         # One scope serves both the deadline and loss of the connection (cancelled by _Connection.lose).
-        with anyio.CancelScope(deadline=deadline) as scope:
+        with anyio.CancelScope(deadline=clock.deadline) as scope:
             connection.inflight[scope] = host
+            clock.scope = scope
             try:
                 return await send(connection.session)
             except MCPError as exc:
                 if exc.error.code == types.CONNECTION_CLOSED:
                     connection.lose("connection closed")
-                    raise _LostMidCall("connection closed", scope.deadline) from None
+                    raise _LostMidCall("connection closed") from None
                 raise UpstreamProtocolError(self.name, f"{what}: {exc.error.message}") from exc
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 connection.lose(describe_error(exc))
-                raise _LostMidCall(describe_error(exc), scope.deadline) from None
+                raise _LostMidCall(describe_error(exc)) from None
             finally:
                 connection.inflight.pop(scope, None)
+                clock.scope = None
+                clock.deadline = scope.deadline
         if connection.lost.is_set():
-            raise _LostMidCall(connection.lost_reason, scope.deadline)
-        raise UpstreamTimeout(self.name, f"{what}: no answer within {timeout:g}s")
+            raise _LostMidCall(connection.lost_reason)
+        raise UpstreamTimeout(self.name, clock.expired(what))
 
     # ##### Connection #####
 

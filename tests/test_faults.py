@@ -391,3 +391,16 @@ async def test_exposed_tools_that_arrive_later_are_announced_to_the_host(tmp_pat
             await announced.wait()
         assert "added__echo" in [t.name for t in (await host.list_tools()).tools]
         assert result_text(await host.call_tool("added__echo", {"text": "direct"})) == "direct"
+
+
+async def test_progress_reports_keep_a_long_call_alive_up_to_the_longest_a_call_may_take(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()}, call_timeout=1.0, max_call_timeout=4.0)
+    async with stdio_gateway(config, tmp_path / "cache") as host:
+        # 3 s in all, three times the timeout, but never 1 s without a report
+        done = await call(host, "fault__progress", {"steps": 6, "interval": 0.5})
+        assert not done.is_error and result_text(done) == "done", result_text(done)
+        started = time.monotonic()
+        endless = await call(host, "fault__progress", {"steps": 100, "interval": 0.5})
+        elapsed = time.monotonic() - started
+        assert endless.is_error and "the longest a call may take" in result_text(endless), result_text(endless)
+        assert 3.5 <= elapsed < 6
