@@ -153,9 +153,9 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
             warn_if_exposed(host, token)
             origins = tuple(args.allow_origin or ())
             if args.http:
-                app = http_app(server, host, token, origins, json_response=args.json_response)
+                app = http_app(server, host, token, origins, json_response=args.json_response, health=gateway.health)
             else:
-                app = sse_app(server, host, token, origins)
+                app = sse_app(server, host, token, origins, health=gateway.health)
             await serve_asgi(app, host, port)
         else:
             await serve_stdio(server)

@@ -127,6 +127,23 @@ class Gateway:
         # every mode but the per-request focused IR splices the tool's form from its compiled block
         await self.generation.compile_blocks(self.registry.entries)
 
+    def health(self) -> dict[str, Any]:
+        """What a sidecar's health check reports (``GET /healthz``): ``ok`` when every upstream is
+        connected, ``degraded`` when some are not, ``unavailable`` when none is (with upstreams configured);
+        each upstream's state and error, and whether routing and argument generation are up."""
+        statuses = self.pool.statuses()
+        connected = sum(s.state is UpstreamState.CONNECTED for s in statuses)
+        status = "ok" if connected == len(statuses) else "degraded" if connected else "unavailable"
+        return {
+            "status": status,
+            "upstreams": [
+                {"name": s.name, "state": s.state.value, "tools": s.tool_count, "error": s.error} for s in statuses
+            ],
+            "tools": len(self.registry),
+            "routing": "ready" if self.routing.ready else self.routing.error or "loading",
+            "generation": "ready" if self.generation.ready else self.generation.error or "loading",
+        }
+
     # ##### Tools #####
 
     async def search(self, query: str, limit: int | None = None) -> tuple[list[SearchHit], RouteResult | None]:

@@ -14,7 +14,7 @@ import os
 import stat
 import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -106,8 +106,27 @@ def warn_if_exposed(host: str, token: str | None) -> None:
         )
 
 
+Health = Callable[[], dict[str, Any]]
+
+
+def health_route(health: Health) -> Route:
+    """``GET /healthz``: the gateway's :meth:`~nexus_gateway.gateway.Gateway.health` as JSON; 503 when no
+    upstream is connected, so a container orchestrator can tell a sidecar that serves nothing."""
+
+    async def endpoint(request: Request) -> Response:
+        report = health()
+        return JSONResponse(report, status_code=503 if report["status"] == "unavailable" else 200)
+
+    return Route("/healthz", endpoint=endpoint, methods=["GET"])
+
+
 def http_app(
-    server: Server[Any], host: str, token: str | None, origins: tuple[str, ...] = (), json_response: bool = False
+    server: Server[Any],
+    host: str,
+    token: str | None,
+    origins: tuple[str, ...] = (),
+    json_response: bool = False,
+    health: Health | None = None,
 ) -> ASGIApp:
     """Streamable HTTP at ``/mcp``. By default each request is answered on its own event stream, which
     carries a call's progress and the requests an upstream relays to the host during it; with
@@ -118,11 +137,14 @@ def http_app(
         host=host,
         json_response=json_response,
         transport_security=security_settings(host, origins),
+        custom_starlette_routes=[health_route(health)] if health else None,
     )
     return BearerTokenMiddleware(app, token) if token else app
 
 
-def sse_app(server: Server[Any], host: str, token: str | None, origins: tuple[str, ...] = ()) -> ASGIApp:
+def sse_app(
+    server: Server[Any], host: str, token: str | None, origins: tuple[str, ...] = (), health: Health | None = None
+) -> ASGIApp:
     transport = SseServerTransport("/messages/", security_settings=security_settings(host, origins))
 
     async def handle_sse(request: Request) -> Response:
@@ -134,6 +156,7 @@ def sse_app(server: Server[Any], host: str, token: str | None, origins: tuple[st
         routes=[
             Route("/sse", endpoint=handle_sse, methods=["GET"]),
             Mount("/messages/", app=transport.handle_post_message),
+            *([health_route(health)] if health else []),
         ]
     )
     return BearerTokenMiddleware(app, token) if token else app

@@ -90,6 +90,29 @@ async def test_http_token_is_required_when_configured(tmp_path: Path) -> None:
             assert wrong.status_code == 401
         async with http_session(url, headers={"Authorization": "Bearer s3cret"}) as session:
             assert len((await session.list_tools()).tools) == 4
+        async with httpx2.AsyncClient() as http:  # the health check tells upstream names and errors
+            health = url.rsplit("/", 1)[0] + "/healthz"
+            assert (await http.get(health)).status_code == 401
+            assert (await http.get(health, headers={"Authorization": "Bearer s3cret"})).status_code == 200
+
+
+@pytest.mark.parametrize("flag", ["--http", "--sse"])
+def test_healthz_reports_each_upstream_and_fails_when_none_serves(tmp_path: Path, flag: str) -> None:
+    broken = {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no token')"]}
+    for servers, code, status in (
+        ({"fault": fault_server(), "broken": broken}, 200, "degraded"),
+        ({"broken": broken}, 503, "unavailable"),
+    ):
+        config = write_config(tmp_path / "config.json", servers)
+        port = free_port()
+        with running(gateway_command(config, flag, f"127.0.0.1:{port}"), port, env=gateway_env(tmp_path / "cache")):
+            answer = httpx2.get(f"http://127.0.0.1:{port}/healthz")
+        report = answer.json()
+        assert answer.status_code == code and report["status"] == status, report
+        states = {u["name"]: u for u in report["upstreams"]}
+        assert states["broken"]["state"] == "failed" and "no token" in states["broken"]["error"]
+        if "fault" in states:
+            assert states["fault"]["state"] == "connected" and states["fault"]["tools"] >= 8
 
 
 def test_non_loopback_bind_without_token_warns(tmp_path: Path) -> None:
