@@ -147,7 +147,8 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
         path = config_path(args)
         if path is not None:  # edits of the file (or SIGHUP) reach the running gateway
             group.start_soon(watch_config, path, lambda: read_config(args), gateway)
-        server = HostSurface(gateway).build()
+        surface = HostSurface(gateway)
+        server = surface.build()
         if args.http or args.sse:
             host, port = parse_bind(args.http or args.sse)
             warn_if_exposed(host, token)
@@ -156,7 +157,7 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
                 app = http_app(server, host, token, origins, json_response=args.json_response, health=gateway.health)
             else:
                 app = sse_app(server, host, token, origins, health=gateway.health)
-            await serve_asgi(app, host, port)
+            await serve_asgi(app, host, port, drain=surface.drain, drain_s=gateway.settings.max_call_timeout)
         else:
             await serve_stdio(server)
         group.cancel_scope.cancel()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import anyio
 import mcp_types as types
 import orjson
 from mcp import MCPError
@@ -175,6 +176,10 @@ class HostSurface:
         # host connection -> a session of it, and the exposed tool ids it was last given
         self.tool_viewers: dict[str, tuple[ServerSession, tuple[str, ...]]] = {}
         gateway.tool_listeners.append(self.exposed_changed)
+        self.calls_in_flight = 0
+        self.draining = False
+        self._idle = anyio.Event()  # set whenever no call is in flight
+        self._idle.set()
 
     def build(self) -> Server[Any]:
         server: Server[Any] = _SurfaceServer(
@@ -232,7 +237,30 @@ class HostSurface:
                 logger.debug("tools/list_changed to a closed host connection: %s", exc)
                 self.tool_viewers.pop(host, None)
 
+    async def drain(self) -> None:
+        """Refuse new tool calls and return once the calls in flight have all answered (a graceful stop:
+        the host gets every answer it is waiting for)."""
+        self.draining = True
+        if self.calls_in_flight:
+            logger.info("stopping: waiting for %d call(s) in flight", self.calls_in_flight)
+        while self.calls_in_flight:
+            await self._idle.wait()
+
     async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | dict[str, Any]:
+        if self.draining:
+            return error_result("The gateway is shutting down; nothing ran. Call again once it is back.")
+        self.calls_in_flight += 1
+        self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        try:
+            return await self._call_tool(ctx, params)
+        finally:
+            self.calls_in_flight -= 1
+            if not self.calls_in_flight:
+                self._idle.set()
+
+    async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | dict[str, Any]:
         name, arguments = params.name, dict(params.arguments or {})

@@ -11,10 +11,11 @@ import hmac
 import ipaddress
 import logging
 import os
+import signal
 import stat
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -162,11 +163,120 @@ def sse_app(
     return BearerTokenMiddleware(app, token) if token else app
 
 
-async def serve_asgi(app: ASGIApp, host: str, port: int) -> None:
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
+# After the calls in flight have answered, how long the hosts' idle event streams get to close.
+STREAMS_GRACE_S = 3
+# Legacy SSE answers a call on the host's event stream, not on the call's own request: time to flush it.
+SSE_FLUSH_S = 0.25
+
+
+class RequestsInFlight:
+    """ASGI middleware counting the HTTP requests being answered, the long-lived ``GET`` event streams
+    aside: a streamable-HTTP call's request ends once its answer is written, so none in flight means
+    every answer has left."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.count = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") == "GET":
+            await self.app(scope, receive, send)
+            return
+        self.count += 1
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.count -= 1
+            if not self.count:
+                self._idle.set()
+
+    async def wait_idle(self) -> None:
+        while self.count:
+            await self._idle.wait()
+
+
+class _UvicornServer(uvicorn.Server):
+    """uvicorn without its own signal handlers: SIGTERM would end every event stream at once (through
+    ``sse_starlette``), a call's answer with it. :func:`serve_asgi` handles the signals instead."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve_asgi(
+    app: ASGIApp, host: str, port: int, drain: Callable[[], Awaitable[None]] | None = None, drain_s: float = 600.0
+) -> None:
+    """Serve until SIGTERM or SIGINT; then stop taking calls, wait (up to ``drain_s``) for the calls in
+    flight to answer (``drain``) and for their answers to leave, and only then shut the server down, so
+    a restart loses no answer a host is waiting for. A second signal stops at once."""
+    requests = RequestsInFlight(app)
+    config = uvicorn.Config(
+        requests,
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=STREAMS_GRACE_S,
+    )
+    server = _UvicornServer(config)
     logger.info("serving MCP on http://%s:%d", host, port)
-    await server.serve()
+
+    async def drained() -> None:
+        with anyio.move_on_after(drain_s):
+            if drain is not None:
+                await drain()
+            await requests.wait_idle()
+            await anyio.sleep(SSE_FLUSH_S)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(_stop_on_signal, server, drained)
+        await server.serve()
+        group.cancel_scope.cancel()
+
+
+async def _stop_on_signal(server: uvicorn.Server, drained: Callable[[], Awaitable[None]]) -> None:
+    async def drain_then_exit() -> None:
+        await drained()
+        _end_event_streams()
+        server.should_exit = True
+
+    try:
+        signals = anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT)
+    except (NotImplementedError, ValueError, RuntimeError):  # no signals here (Windows, not the main thread)
+        return
+    async with anyio.create_task_group() as group:
+        with signals as received:
+            async for _ in received:
+                logger.info("stopping once the calls in flight have answered (send the signal again to stop now)")
+                group.start_soon(drain_then_exit)
+                async for _ in received:  # a second signal: stop now
+                    logger.warning("stopping now: calls in flight are cut off")
+                    server.should_exit = server.force_exit = True
+                    _end_event_streams()
+                    group.cancel_scope.cancel()
+                    return
+
+
+def _streams_closing(record: logging.LogRecord) -> bool:
+    """uvicorn reports each event stream closed at shutdown as an unfinished response; it is not one."""
+    return "returned without completing response" not in record.getMessage()
+
+
+def _end_event_streams() -> None:
+    """Tell ``sse_starlette`` (the SDK's event streams) to close the idle streams hosts hold open for
+    notifications; uvicorn would otherwise wait ``STREAMS_GRACE_S`` for them."""
+    logging.getLogger("uvicorn.error").addFilter(_streams_closing)
+    try:
+        from sse_starlette.sse import AppStatus
+    except ImportError:  # the SDK no longer uses it: the grace period still bounds the wait
+        return
+    AppStatus.should_exit = True
 
 
 class PipeLines:

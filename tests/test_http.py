@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -173,3 +174,30 @@ async def test_sse_upstream_and_sse_gateway(tmp_path: Path) -> None:
                     "call_tool", {"tool": "legacy__get-sum", "arguments": {"a": 20, "b": 22}}
                 )
                 assert "42" in result_text(summed)
+
+
+async def test_sigterm_lets_the_calls_in_flight_answer_before_the_gateway_stops(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()})
+    port = free_port()
+    gateway = start(gateway_command(config, "--http", f"127.0.0.1:{port}"), port, env=gateway_env(tmp_path / "cache"))
+    try:
+        answers: dict[str, str] = {}
+        async with http_session(f"http://127.0.0.1:{port}/mcp") as host:
+
+            async def slow() -> None:  # 3 s of work, still running when the signal comes
+                arguments = {"steps": 6, "interval": 0.5}
+                done = await host.call_tool("call_tool", {"tool": "fault__progress", "arguments": arguments})
+                answers["slow"] = result_text(done)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(slow)
+                await anyio.sleep(1.0)
+                gateway.send_signal(signal.SIGTERM)
+                await anyio.sleep(0.5)
+                late = await host.call_tool("call_tool", {"tool": "fault__echo", "arguments": {"text": "late"}})
+                answers["late"] = result_text(late)
+        assert answers["slow"] == "done"
+        assert "shutting down" in answers["late"]  # refused, not started: nothing ran
+        assert await anyio.to_thread.run_sync(gateway.wait, 15) == 0
+    finally:
+        stop(gateway)
