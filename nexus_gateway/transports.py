@@ -15,7 +15,7 @@ import signal
 import stat
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -241,26 +241,31 @@ async def serve_asgi(
 
 
 async def _stop_on_signal(server: uvicorn.Server, drained: Callable[[], Awaitable[None]]) -> None:
+    try:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
+            await _stop_when_signalled(received, server, drained)
+    except NotImplementedError:  # no signal handlers on this platform (Windows): Ctrl+C stops at once
+        return
+
+
+async def _stop_when_signalled(
+    received: AsyncIterator[int], server: uvicorn.Server, drained: Callable[[], Awaitable[None]]
+) -> None:
     async def drain_then_exit() -> None:
         await drained()
         _end_event_streams()
         server.should_exit = True
 
-    try:
-        signals = anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT)
-    except (NotImplementedError, ValueError, RuntimeError):  # no signals here (Windows, not the main thread)
-        return
     async with anyio.create_task_group() as group:
-        with signals as received:
-            async for _ in received:
-                logger.info("stopping once the calls in flight have answered (send the signal again to stop now)")
-                group.start_soon(drain_then_exit)
-                async for _ in received:  # a second signal: stop now
-                    logger.warning("stopping now: calls in flight are cut off")
-                    server.should_exit = server.force_exit = True
-                    _end_event_streams()
-                    group.cancel_scope.cancel()
-                    return
+        async for _ in received:
+            logger.info("stopping once the calls in flight have answered (send the signal again to stop now)")
+            group.start_soon(drain_then_exit)
+            async for _ in received:  # a second signal: stop now
+                logger.warning("stopping now: calls in flight are cut off")
+                server.should_exit = server.force_exit = True
+                _end_event_streams()
+                group.cancel_scope.cancel()
+                return
 
 
 def _streams_closing(record: logging.LogRecord) -> bool:
