@@ -50,11 +50,14 @@ class Gateway:
         self.settings = config.settings
         self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
         self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed, hide=self.settings.hide)
-        self.pool = UpstreamPool(list(config.upstreams), self.settings, self._on_tools, self._on_resource_updated)
+        self.pool = UpstreamPool(
+            list(config.upstreams), self.settings, self._on_tools, self._on_resource_updated, self._on_list_changed
+        )
         # the host side's listeners for `notifications/resources/updated`, given the gateway's URI
         self.resource_listeners: list[Callable[[str], Awaitable[None]]] = []
-        # the host side's listeners for any change of the registry (the tools `expose` lists may change)
-        self.tool_listeners: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        # the host side's listeners for a change of what its lists come from: "tools" (the registry: the
+        # tools `expose` lists may change), "resources" or "prompts" (an upstream's, or the set of upstreams)
+        self.list_listeners: list[Callable[[str], Coroutine[Any, Any, None]]] = []
         self._group: anyio.abc.TaskGroup | None = None
         self.routing = RouterService(self.registry, self.cache, self.settings.routing)
         self.generation = GenerationService(
@@ -87,14 +90,25 @@ class Gateway:
             self.registry.load_cached_server(server)  # searchable before it has connected, as at start
         if change.removed or change.restarted or change.added:
             self._tools_changed()
+        if change.removed or change.restarted:  # an added one announces its lists once it connects
+            self._announce("resources", "prompts")
         return change
 
     def _tools_changed(self) -> None:
         self.routing.notify_changed()
         self.generation.notify_tools_changed()
+        self._announce("tools")
+
+    def _announce(self, *kinds: str) -> None:
         if self._group is not None:
-            for listener in self.tool_listeners:
-                self._group.start_soon(listener)
+            for kind in kinds:
+                for listener in self.list_listeners:
+                    self._group.start_soon(listener, kind)
+
+    async def _on_list_changed(self, server: str, kind: str) -> None:
+        """An upstream's resources or prompts changed (it said so, or it has just connected)."""
+        if server in self.pool.upstreams:
+            self._announce(kind)
 
     def _on_tools(self, server: str, tools: list[dict[str, Any]]) -> None:
         if server not in self.pool.upstreams:  # removed from the configuration while it was listing

@@ -24,13 +24,13 @@ from mcp.server.session import ServerSession
 from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
 from .gateway import Gateway
 from .host_relay import HostLink
+from .list_viewers import KINDS, ListViewers
 from .routed_call import call_intent, no_tools_message, result_text
 from .validation import validate_arguments
 
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "nexus-gateway"
-MAX_TOOL_VIEWERS = 256  # host connections remembered for tools/list_changed (the most recent)
 INSTRUCTIONS = (
     "Nexus Gateway fronts many MCP servers. Say what you want with `call` (one sentence), or find a tool "
     "with search_tools, check it with describe_tool if the signature is not enough, and run it with call_tool."
@@ -150,9 +150,9 @@ def host_link(ctx: ServerRequestContext[Any]) -> HostLink:
 
 
 class _SurfaceServer(Server[Any]):
-    """The SDK's server, declaring ``tools.listChanged`` on every transport (stdio, SSE and streamable
-    HTTP each build the initialisation options themselves): the tools ``expose`` lists come and go with
-    their upstreams."""
+    """The SDK's server, declaring ``listChanged`` for tools, resources and prompts on every transport
+    (stdio, SSE and streamable HTTP each build the initialisation options themselves): the tools
+    ``expose`` lists, the resources and the prompts come and go with their upstreams."""
 
     def create_initialization_options(
         self,
@@ -160,7 +160,9 @@ class _SurfaceServer(Server[Any]):
         experimental_capabilities: dict[str, dict[str, Any]] | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
-        options = notification_options or NotificationOptions(tools_changed=True)
+        options = notification_options or NotificationOptions(
+            tools_changed=True, resources_changed=True, prompts_changed=True
+        )
         return super().create_initialization_options(options, experimental_capabilities, extensions)
 
 
@@ -173,9 +175,9 @@ class HostSurface:
         # resource URI -> host connection -> a session of that connection to notify when it changes
         self.subscribers: dict[str, dict[str, ServerSession]] = {}
         gateway.resource_listeners.append(self.resource_updated)
-        # host connection -> a session of it, and the exposed tool ids it was last given
-        self.tool_viewers: dict[str, tuple[ServerSession, tuple[str, ...]]] = {}
-        gateway.tool_listeners.append(self.exposed_changed)
+        # who to tell when the exposed tools, the resources or the prompts change
+        self.viewers = {kind: ListViewers(kind) for kind in KINDS}
+        gateway.list_listeners.append(self.list_changed)
         self.calls_in_flight = 0
         self.draining = False
         self._idle = anyio.Event()  # set whenever no call is in flight
@@ -211,31 +213,17 @@ class HostSurface:
             raw["name"] = entry.id
             tools.append(types.Tool.model_validate(raw))
         if self.gateway.settings.expose:  # only then can the list change
-            self._remember_viewer(host_session(ctx), ctx.session, tuple(e.id for e in exposed))
+            self.viewers["tools"].saw(host_session(ctx), ctx.session, tuple(e.id for e in exposed))
         return types.ListToolsResult(tools=tools)
 
-    def _remember_viewer(self, host: str, session: ServerSession, seen: tuple[str, ...]) -> None:
-        """The SDK tells no handler when a host connection ends, so the oldest of too many are forgotten
-        (a long-running HTTP sidecar sees many short-lived hosts)."""
-        self.tool_viewers.pop(host, None)
-        self.tool_viewers[host] = (session, seen)
-        while len(self.tool_viewers) > MAX_TOOL_VIEWERS:
-            del self.tool_viewers[next(iter(self.tool_viewers))]
-
-    async def exposed_changed(self) -> None:
-        """The registry changed: tell each host whose list of tools no longer holds the tools ``expose``
-        lists (an upstream that connected after the host listed, one added or removed) to list again.
-        The fixed surface itself never changes, so without ``expose`` nothing is ever sent."""
-        current = tuple(e.id for e in self.gateway.exposed())
-        for host, (session, seen) in list(self.tool_viewers.items()):
-            if seen == current:
-                continue
-            self.tool_viewers[host] = (session, current)
-            try:
-                await session.send_tool_list_changed()
-            except Exception as exc:  # that host is gone
-                logger.debug("tools/list_changed to a closed host connection: %s", exc)
-                self.tool_viewers.pop(host, None)
+    async def list_changed(self, kind: str) -> None:
+        """Something a host's list of ``kind`` came from changed. Tools: tell the hosts whose tools no
+        longer hold what ``expose`` lists (the fixed surface never changes, so without ``expose`` none is
+        told). Resources and prompts: tell every host that listed them."""
+        if kind == "tools":
+            await self.viewers["tools"].changed(tuple(e.id for e in self.gateway.exposed()))
+        else:
+            await self.viewers[kind].changed()
 
     async def drain(self) -> None:
         """Refuse new tool calls and return once the calls in flight have all answered (a graceful stop:
@@ -354,6 +342,7 @@ class HostSurface:
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        self.viewers["resources"].saw(host_session(ctx), ctx.session)
         return types.ListResourcesResult(resources=await self.gateway.list_resources())
 
     async def list_resource_templates(
@@ -397,6 +386,7 @@ class HostSurface:
     async def list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
+        self.viewers["prompts"].saw(host_session(ctx), ctx.session)
         return types.ListPromptsResult(prompts=await self.gateway.list_prompts())
 
     async def get_prompt(

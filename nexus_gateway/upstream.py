@@ -61,6 +61,8 @@ MCP_LOG_LEVELS = {
 ToolsCallback = Callable[[str, list[dict[str, Any]]], None]
 # (server, the resource's URI as the upstream names it), when the upstream says a subscribed resource changed
 ResourceCallback = Callable[[str, str], Coroutine[Any, Any, None]]
+# (server, "resources" or "prompts"), when the upstream says that list changed, or has just connected
+ListCallback = Callable[[str, str], Coroutine[Any, Any, None]]
 
 
 class UpstreamState(enum.Enum):
@@ -213,11 +215,13 @@ class Upstream:
         settings: GatewaySettings,
         on_tools: ToolsCallback,
         on_resource_updated: ResourceCallback | None = None,
+        on_list_changed: ListCallback | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
         self.on_tools = on_tools
         self.on_resource_updated = on_resource_updated
+        self.on_list_changed = on_list_changed
         self.name = config.name
         self.state = UpstreamState.CONNECTING
         self.error: str | None = None
@@ -487,6 +491,10 @@ class Upstream:
             self._ready.set()
             self.first_attempt.set()
             logger.info("upstream %s: connected, %d tools (%.0f ms)", self.name, len(tools), self.connect_ms)
+            capabilities = session.server_capabilities
+            for kind in ("resources", "prompts"):  # what it serves joins the hosts' lists
+                if self.on_list_changed is not None and capabilities is not None and getattr(capabilities, kind):
+                    group.start_soon(self.on_list_changed, self.name, kind)
             try:
                 group.start_soon(self._keepalive, connection)
                 group.start_soon(_watch_eof, eof, connection)
@@ -547,6 +555,10 @@ class Upstream:
             group.start_soon(self._refresh_tools, holder[0])
         elif isinstance(message, types.ResourceUpdatedNotification) and self.on_resource_updated is not None:
             group.start_soon(self.on_resource_updated, self.name, str(message.params.uri))
+        elif isinstance(message, types.ResourceListChangedNotification) and self.on_list_changed is not None:
+            group.start_soon(self.on_list_changed, self.name, "resources")
+        elif isinstance(message, types.PromptListChangedNotification) and self.on_list_changed is not None:
+            group.start_soon(self.on_list_changed, self.name, "prompts")
 
     async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
         """An upstream's own log message goes to the gateway's log (stderr) under the upstream's name, at its
@@ -623,16 +635,18 @@ class UpstreamPool:
         settings: GatewaySettings,
         on_tools: ToolsCallback,
         on_resource_updated: ResourceCallback | None = None,
+        on_list_changed: ListCallback | None = None,
     ) -> None:
         self.settings = settings
         self.on_tools = on_tools
         self.on_resource_updated = on_resource_updated
+        self.on_list_changed = on_list_changed
         self.upstreams = {c.name: self._make(c) for c in configs}
         self._group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[str, anyio.CancelScope] = {}
 
     def _make(self, config: UpstreamConfig) -> Upstream:
-        return Upstream(config, self.settings, self.on_tools, self.on_resource_updated)
+        return Upstream(config, self.settings, self.on_tools, self.on_resource_updated, self.on_list_changed)
 
     def __getitem__(self, name: str) -> Upstream:
         try:

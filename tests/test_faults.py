@@ -406,3 +406,24 @@ async def test_progress_reports_keep_a_long_call_alive_up_to_the_longest_a_call_
         elapsed = time.monotonic() - started
         assert endless.is_error and "the longest a call may take" in result_text(endless), result_text(endless)
         assert 3.5 <= elapsed < 6
+
+
+async def test_resources_of_an_upstream_that_arrives_later_are_announced_to_the_host(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    write_config(path, {"fault": fault_server()})
+    announcements = anyio.create_memory_object_stream[None](10)
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceListChangedNotification):
+            await announcements[0].send(None)
+
+    async with stdio_gateway(path, tmp_path / "cache", message_handler=on_message) as host:
+        capabilities = host.server_capabilities
+        assert capabilities is not None and capabilities.resources is not None and capabilities.resources.list_changed
+        before = [str(r.uri) for r in (await host.list_resources()).resources]
+        assert before == ["nexus://fault/fault%3A%2F%2Fnote"], before
+        write_config(path, {"fault": fault_server(), "second": fault_server()})
+        with anyio.fail_after(30):  # the host lists again each time it is told, until the new one is there
+            while len(after := [str(r.uri) for r in (await host.list_resources()).resources]) < 2:
+                await announcements[1].receive()
+        assert sorted(after) == ["nexus://fault/fault%3A%2F%2Fnote", "nexus://second/fault%3A%2F%2Fnote"], after
