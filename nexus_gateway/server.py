@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import anyio
 import mcp_types as types
 import orjson
 from mcp import MCPError
@@ -24,6 +23,7 @@ from mcp.server.session import ServerSession
 from .exceptions import ArgumentError, NexusError, UpstreamError, UpstreamProtocolError
 from .gateway import Gateway
 from .host_relay import HostLink
+from .in_flight import InFlight
 from .list_viewers import KINDS, ListViewers
 from .routed_call import call_intent, no_tools_message, result_text
 from .validation import validate_arguments
@@ -178,10 +178,8 @@ class HostSurface:
         # who to tell when the exposed tools, the resources or the prompts change
         self.viewers = {kind: ListViewers(kind) for kind in KINDS}
         gateway.list_listeners.append(self.list_changed)
-        self.calls_in_flight = 0
+        self.calls = InFlight()
         self.draining = False
-        self._idle = anyio.Event()  # set whenever no call is in flight
-        self._idle.set()
 
     def build(self) -> Server[Any]:
         server: Server[Any] = _SurfaceServer(
@@ -229,24 +227,17 @@ class HostSurface:
         """Refuse new tool calls and return once the calls in flight have all answered (a graceful stop:
         the host gets every answer it is waiting for)."""
         self.draining = True
-        if self.calls_in_flight:
-            logger.info("stopping: waiting for %d call(s) in flight", self.calls_in_flight)
-        while self.calls_in_flight:
-            await self._idle.wait()
+        if self.calls.count:
+            logger.info("stopping: waiting for %d call(s) in flight", self.calls.count)
+        await self.calls.idle()
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | dict[str, Any]:
         if self.draining:
             return error_result("The gateway is shutting down; nothing ran. Call again once it is back.")
-        self.calls_in_flight += 1
-        self._idle = anyio.Event() if self._idle.is_set() else self._idle
-        try:
+        with self.calls.one():
             return await self._call_tool(ctx, params)
-        finally:
-            self.calls_in_flight -= 1
-            if not self.calls_in_flight:
-                self._idle.set()
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .exceptions import ConfigError
+from .in_flight import InFlight
 
 logger = logging.getLogger(__name__)
 
@@ -176,27 +177,14 @@ class RequestsInFlight:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.count = 0
-        self._idle = anyio.Event()
-        self._idle.set()
+        self.requests = InFlight()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") == "GET":
             await self.app(scope, receive, send)
             return
-        self.count += 1
-        if self._idle.is_set():
-            self._idle = anyio.Event()
-        try:
+        with self.requests.one():
             await self.app(scope, receive, send)
-        finally:
-            self.count -= 1
-            if not self.count:
-                self._idle.set()
-
-    async def wait_idle(self) -> None:
-        while self.count:
-            await self._idle.wait()
 
 
 class _UvicornServer(uvicorn.Server):
@@ -214,9 +202,9 @@ async def serve_asgi(
     """Serve until SIGTERM or SIGINT; then stop taking calls, wait (up to ``drain_s``) for the calls in
     flight to answer (``drain``) and for their answers to leave, and only then shut the server down, so
     a restart loses no answer a host is waiting for. A second signal stops at once."""
-    requests = RequestsInFlight(app)
+    counted = RequestsInFlight(app)
     config = uvicorn.Config(
-        requests,
+        counted,
         host=host,
         port=port,
         log_config=None,
@@ -231,7 +219,7 @@ async def serve_asgi(
         with anyio.move_on_after(drain_s):
             if drain is not None:
                 await drain()
-            await requests.wait_idle()
+            await counted.requests.idle()
             await anyio.sleep(SSE_FLUSH_S)
 
     async with anyio.create_task_group() as group:
