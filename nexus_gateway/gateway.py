@@ -88,7 +88,7 @@ class Gateway:
             self.registry.remove_server(server)
         for server in change.restarted + change.added:
             self.registry.load_cached_server(server)  # searchable before it has connected, as at start
-        if change.removed or change.restarted or change.added:
+        if change:
             self._tools_changed()
         if change.removed or change.restarted:  # an added one announces its lists once it connects
             self._announce("resources", "prompts")

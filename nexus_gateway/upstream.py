@@ -325,11 +325,7 @@ class Upstream:
         is a new session that knows no subscription, so each connection makes them again."""
 
         async def send(session: ClientSession) -> Any:
-            with warnings.catch_warnings():  # 2026-07-28 drops subscriptions; handshake-era upstreams serve them
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                if on:
-                    return await session.subscribe_resource(uri)
-                return await session.unsubscribe_resource(uri)
+            return await _subscription(session, uri, on)
 
         await self.request(send, what=f"resources/{'' if on else 'un'}subscribe {uri}", repeatable=True)
         if on:
@@ -510,9 +506,7 @@ class Upstream:
         resource updates would otherwise never reach them again)."""
         for uri in sorted(self.subscriptions):
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", MCPDeprecationWarning)
-                    await session.subscribe_resource(uri)
+                await _subscription(session, uri, on=True)
             except MCPError as exc:
                 logger.warning("upstream %s: could not subscribe again to %s: %s", self.name, uri, exc.error.message)
 
@@ -578,6 +572,15 @@ class Upstream:
                 connection.lose(f"ping failed: {describe_error(exc)}")
 
 
+async def _subscription(session: ClientSession, uri: str, on: bool) -> Any:
+    """``resources/subscribe`` (or ``unsubscribe``) on one session."""
+    with warnings.catch_warnings():  # 2026-07-28 drops subscriptions; handshake-era upstreams serve them
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        if on:
+            return await session.subscribe_resource(uri)
+        return await session.unsubscribe_resource(uri)
+
+
 def _is_connection_error(exc: Exception) -> bool:
     name = type(exc).__name__
     return isinstance(exc, OSError | anyio.BrokenResourceError) or any(
@@ -618,11 +621,10 @@ class PoolChange:
         return bool(self.added or self.removed or self.restarted)
 
     def describe(self) -> str:
-        parts = [f"{what} {', '.join(names)}" for what, names in self._parts() if names]
-        return "; ".join(parts) or "no upstream changed"
-
-    def _parts(self) -> list[tuple[str, tuple[str, ...]]]:
-        return [("added", self.added), ("removed", self.removed), ("restarted", self.restarted)]
+        parts = {"added": self.added, "removed": self.removed, "restarted": self.restarted}
+        return (
+            "; ".join(f"{what} {', '.join(names)}" for what, names in parts.items() if names) or "no upstream changed"
+        )
 
 
 class UpstreamPool:
