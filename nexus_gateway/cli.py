@@ -76,11 +76,9 @@ def config_path(args: argparse.Namespace) -> Path | None:
 
 
 def read_config(args: argparse.Namespace) -> GatewayConfig:
-    if args.from_claude_desktop:
-        return load_claude_desktop(args.from_claude_desktop)
-    config = args.config or os.environ.get("NEXUS_CONFIG")
-    if config:
-        return load_config(config)
+    path = config_path(args)
+    if path is not None:
+        return load_claude_desktop(path) if args.from_claude_desktop else load_config(path)
     message = "no configuration: pass --config FILE (or set NEXUS_CONFIG) or --from-claude-desktop PATH"
     found = [p for p in (Path(os.path.expandvars(c)).expanduser() for c in CLAUDE_DESKTOP_CONFIGS) if p.is_file()]
     if found:

@@ -18,6 +18,7 @@ from .confirmation import WHY, confirmation_message, confirmation_reason, confir
 from .engine import ContextOverflow
 from .gateway import Gateway
 from .host_relay import HostLink
+from .registry import ToolEntry
 from .routing import Candidate
 from .validation import BLANK_INTENT, require_words, validate_arguments
 
@@ -157,7 +158,7 @@ async def call_intent(
     reason = confirmation_reason(gateway.settings.confirm, entry.name, entry.raw.get("annotations"), result.margin, tau)
     if dry_run:
         validate_arguments(entry.id, entry.input_schema, arguments)  # what the real call would refuse
-        return IntentOutcome(report=planned(gateway, entry.id, arguments, reason, result.candidates, trace))
+        return IntentOutcome(report=planned(gateway, entry, arguments, reason, result.candidates, trace))
     user_says = None
     if reason is not None:
         trace["confirm"] = reason
@@ -202,7 +203,7 @@ async def call_intent(
 
 def planned(
     gateway: Gateway,
-    tool_id: str,
+    entry: ToolEntry,
     arguments: dict[str, Any],
     reason: str | None,
     candidates: list[Candidate],
@@ -212,8 +213,8 @@ def planned(
     held = f" Run for real, it would first be confirmed: {WHY[reason]}." if reason else ""
     return {
         "status": "planned",
-        "tool": tool_id,
-        "signature": gateway.describe(tool_id).signature,
+        "tool": entry.id,
+        "signature": entry.signature,
         "arguments": arguments,
         "confirm": reason,
         "candidates": candidate_list(gateway, candidates[:JUDGE_CANDIDATES]),
