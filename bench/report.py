@@ -70,8 +70,9 @@ model, and one loading in the background shared the cores with the first calls (
 the medians were the same and the gateway's stdio p99 9.8 ms against 3.3 ms).
 
 Since session 26 every upstream call asks for progress, so that a long call's reports can push its
-deadline on (`docs/design.md`). What that costs, measured A/B in two alternating rounds of this benchmark
-(`--calls 2000`, the gateway with and without the progress request): added p50 0.98 / 1.04 ms with it against
+deadline on (`docs/design.md`). What that costs, measured once A/B in two alternating rounds of this
+benchmark (`--calls 2000`; the gateway without the progress request was a temporary switch in
+`Upstream.call_tool`, not kept, so no command here reproduces that side): added p50 0.98 / 1.04 ms with it against
 0.93 / 0.88 ms without (the bare SDK proxy in the same runs 1.13 / 1.15 and 1.07 / 1.01 ms), gateway / direct
 ratio 1.84 / 1.86 against 1.81 / 1.81: about 0.05 ms a call, kept for calls that are not cut off.
 
