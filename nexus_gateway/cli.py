@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -238,7 +238,7 @@ async def cmd_call(args: argparse.Namespace, config: GatewayConfig) -> int:
     arguments = json_object_option(args.args, "--args") if args.args else {}
     gateway = Gateway(without_routing(config))
     async with gateway.running():
-        result = await gateway.call(args.tool, arguments)
+        result = await gateway.call(args.tool, arguments, via="cli")
     print_json(result)
     return ExitStatus.ERROR if result.get("isError") else ExitStatus.OK
 
@@ -262,7 +262,7 @@ async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
         report = outcome.report or {}
         confirmed = await confirmed_at_the_terminal(report) if report.get("status") == "needs_confirmation" else None
         if confirmed:
-            forwarded = await gateway.call(report["tool"], report["arguments"])
+            forwarded = await gateway.call(report["tool"], report["arguments"], via="call", intent=args.intent)
             outcome = traced(forwarded, {**report["trace"], "tool": report["tool"], "arguments": report["arguments"]})
         elif confirmed is False:
             message = f"You chose not to run {report['tool']}; nothing ran."
@@ -290,6 +290,49 @@ async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
     sys.stderr.write(f"nexus-gateway: {trace.get('tool')} {arguments_text} ({timings})\n")
     print_json(outcome.forwarded)
     return ExitStatus.ERROR if outcome.forwarded.get("isError") else ExitStatus.OK
+
+
+async def cmd_journal(args: argparse.Namespace, config: GatewayConfig) -> int:
+    """The call journal's last calls, newest last; ``--unfinished``: only those that may have run unseen."""
+    from .cache import RegistryCache
+    from .journal import journal_path, read_journal
+
+    path = journal_path(config.settings.journal, RegistryCache(config.settings.cache_dir).root)
+    if path is None:
+        raise ConfigError("nexus.journal is false in this configuration: no calls are journalled")
+    entries = read_journal(path)
+    if args.unfinished:
+        entries = [e for e in entries if e.outcome == "unfinished"]
+    entries = entries[-args.last :]
+    if args.json:
+        print_json([asdict(e) for e in entries])
+        return ExitStatus.OK
+    if not entries:
+        sys.stderr.write(f"nexus-gateway: no calls in {path}\n")
+        return ExitStatus.OK
+    rows = [
+        [
+            e.at[:19].replace("T", " "),
+            e.tool,
+            e.via,
+            e.outcome,
+            f"{e.ms:.0f} ms" if e.ms is not None else "-",
+            _shorten(e.intent or orjson.dumps(e.arguments).decode(), 60)
+            + (f" → {_shorten(e.error, 60)}" if e.error else ""),
+        ]
+        for e in entries
+    ]
+    print_table(["at (UTC)", "tool", "via", "outcome", "time", "intent or arguments → error"], rows)
+    if unfinished := sum(e.outcome == "unfinished" for e in entries):
+        sys.stderr.write(
+            f"nexus-gateway: {unfinished} call(s) were in flight when their gateway stopped: "
+            "they may have run; check before sending them again\n"
+        )
+    return ExitStatus.OK
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 async def confirmed_at_the_terminal(report: dict[str, Any]) -> bool | None:
@@ -402,6 +445,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the chosen tool even when it may delete data or was a close call (nexus.confirm)",
     )
     ask.add_argument("--dry-run", action="store_true", help="show the tool and arguments it would use; run nothing")
+    journal = command("journal", cmd_journal, "Show the calls the gateway sent upstream and how each ended.")
+    journal.add_argument("--last", type=positive_int, default=20, metavar="N", help="the last N calls (default 20)")
+    journal.add_argument("--unfinished", action="store_true", help="only calls cut off when their gateway stopped")
+    journal.add_argument("--json", action="store_true", help="print JSON instead of a table")
     eval_cli.register(commands)
     splice_bench.register(commands)
     models = commands.add_parser("models", help="Local LLM weights: pull (assemble + verify) and list.")

@@ -86,6 +86,7 @@ class GatewaySettings:
     hide: tuple[str, ...] = ()  # tools no host may find or call: 'server__tool' globs or 'server/*'
     unprefixed: str | None = None
     cache_dir: str | None = None
+    journal: bool | str = True  # the call journal: True: <cache_dir>/journal.jsonl; a path; False: none
     routing: RoutingSettings = field(default_factory=RoutingSettings)
     model: str | None = None  # GGUF path or known name for `call(intent)`; None: the pulled default
     model_threads: int = 2
@@ -257,6 +258,9 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     cache_dir = raw.get("cache_dir")
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise ConfigError("nexus.cache_dir: must be a string path")
+    journal = raw.get("journal", defaults.journal)
+    if not isinstance(journal, bool | str) or journal == "":
+        raise ConfigError(f"nexus.journal: must be true, false or a file path, got {journal!r}")
     model = raw.get("model")
     if model is not None and not isinstance(model, str):
         raise ConfigError("nexus.model: must be a GGUF path or a model name (see `nexus-gateway models list`)")
@@ -293,6 +297,7 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
         hide=tuple(hide),
         unprefixed=unprefixed,
         cache_dir=expand_vars(cache_dir, "nexus.cache_dir", env) if cache_dir else None,
+        journal=expand_vars(journal, "nexus.journal", env) if isinstance(journal, str) else journal,
         defaults=argument_defaults,
     )
 

@@ -23,6 +23,7 @@ from .config import GatewayConfig
 from .exceptions import NexusError, ToolNotFound, UpstreamError
 from .generation_service import GenerationService
 from .host_relay import HostLink
+from .journal import CallJournal, journal_path
 from .registry import Registry, SearchHit, ToolEntry, matches_any
 from .router_service import RouterService
 from .routing import RouteResult
@@ -49,6 +50,8 @@ class Gateway:
         self.config = config
         self.settings = config.settings
         self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
+        path = journal_path(self.settings.journal, self.cache.root)
+        self.journal = CallJournal(path) if path is not None else None
         self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed, hide=self.settings.hide)
         self.pool = UpstreamPool(
             list(config.upstreams), self.settings, self._on_tools, self._on_resource_updated, self._on_list_changed
@@ -135,6 +138,8 @@ class Gateway:
                 yield self
             finally:
                 group.cancel_scope.cancel()
+                if self.journal is not None:
+                    self.journal.close()
 
     async def _start_generation(self) -> None:
         await self.generation.start()
@@ -205,15 +210,25 @@ class Gateway:
         *,
         host: HostLink | None = None,
         validate: bool = True,
+        via: str = "call_tool",
+        intent: str | None = None,
     ) -> dict[str, Any]:
         """Fill in the configured defaults, validate, forward, return the upstream result unchanged (wire
-        form: content, isError, …)."""
+        form: content, isError, …). What is sent, and how it ends, goes into the call journal: ``via``
+        says which door the call came through (``call_tool``, ``call`` with its ``intent``, an exposed
+        tool, the command line)."""
         entry = self.registry.get(tool_id)
         arguments = self.with_defaults(entry, arguments if arguments is not None else {})
         if validate:
             validate_arguments(tool_id, entry.input_schema, arguments)
         upstream = self.pool[entry.server]
-        return await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
+        if self.journal is None:
+            return await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
+        host_name = host.host if host is not None else None
+        with self.journal.call(tool_id, arguments, via=via, host=host_name, intent=intent) as record:
+            result = await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
+            record.answered(result)
+        return result
 
     def exposed(self) -> list[ToolEntry]:
         """Upstream tools the config lists directly under their ids (``nexus.expose``)."""

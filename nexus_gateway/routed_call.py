@@ -193,7 +193,7 @@ async def call_intent(
             }
         )
     started = time.perf_counter()
-    forwarded = await gateway.call(entry.id, arguments, host=host)
+    forwarded = await gateway.call(entry.id, arguments, host=host, via="call", intent=intent)
     trace["ms"]["forward"] = round((time.perf_counter() - started) * 1000, 2)
     trace["tool"] = entry.id
     trace["arguments"] = arguments

@@ -321,7 +321,7 @@ class HostSurface:
     ) -> dict[str, Any]:
         """Exposed tools behave exactly as the upstream's own: its validation, its errors."""
         try:
-            return await self.gateway.call(name, arguments, host=host_link(ctx), validate=False)
+            return await self.gateway.call(name, arguments, host=host_link(ctx), validate=False, via="exposed")
         except UpstreamProtocolError as exc:
             cause = exc.__cause__
             if isinstance(cause, MCPError):

@@ -82,6 +82,7 @@ def test_argument_defaults_per_server() -> None:
         ({"mcpServers": {}, "nexus": {"defaults": {"git": {"repo_path": "."}}}}, "nexus.defaults.git: 'git' is not"),
         ({"mcpServers": {"git": {"command": "x"}}, "nexus": {"defaults": {"git": "."}}}, "nexus.defaults.git: must be"),
         ({"mcpServers": {}, "nexus": {"defaults": []}}, "nexus.defaults: must be an object"),
+        ({"mcpServers": {}, "nexus": {"journal": 1}}, "nexus.journal: must be true, false or a file path"),
         ([], "top level must be a JSON object"),
     ],
 )
