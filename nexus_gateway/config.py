@@ -4,6 +4,16 @@ A config file is ``{"mcpServers": {name: server}, "nexus": {settings}}`` where a
 ``{"command", "args", "env", "cwd"}`` (stdio) or ``{"url", "transport": "http"|"sse", "headers"}``.
 Users can therefore point the gateway at the file they already have. Every problem is reported
 as one :class:`ConfigError` that names the server and the field, never a traceback.
+
+Other hosts write the same file with a few fields of their own, and those are honoured rather than
+refused, so ``--from-claude-desktop`` fronts a Cline, Roo Code, Cursor, Windsurf, Gemini CLI or VS Code
+file as well: ``timeout`` (seconds a call may take), ``autoApprove`` / ``alwaysAllow`` (tools the user
+runs without confirming: the gateway's own ``confirm`` does not hold them back either),
+``disabledTools`` (hidden), ``envFile`` (a dotenv file under ``env``), ``serverUrl`` / ``httpUrl`` (the
+URL), ``transportType`` (the transport), ``watchPaths`` (ignored: the host restarts the server when
+they change). VS Code's ``{"servers": …}`` is read like ``mcpServers``, with its ``${env:NAME}``,
+``${workspaceFolder}`` and ``${userHome}``; its ``${input:…}`` prompts cannot be answered by a
+gateway and are refused, naming the field.
 """
 
 from __future__ import annotations
@@ -15,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
+from dotenv import dotenv_values
 
 from .confirmation import CONFIRM_MODES
 from .exceptions import ConfigError
@@ -33,7 +44,8 @@ SCHEMA_MODES = ("ir", "ir-focused", "full", "auto")
 
 TransportKind = Literal["stdio", "http", "sse"]
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_VSCODE_INPUT = re.compile(r"\$\{input:[^}]*\}")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -49,6 +61,9 @@ class UpstreamConfig:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    call_timeout: float | None = None  # ``timeout`` (Cline, Roo Code): this server's calls; None: nexus's
+    always_allow: tuple[str, ...] = ()  # ``autoApprove`` / ``alwaysAllow``: tool names run unconfirmed
+    disabled_tools: tuple[str, ...] = ()  # ``disabledTools`` (Roo Code): tool names no host may see
 
     def describe(self) -> str:
         """A short human description: the command line or the URL."""
@@ -118,7 +133,13 @@ class GatewayConfig:
 
 
 def expand_vars(value: str, where: str, environ: dict[str, str] | os._Environ[str]) -> str:
-    """Expand ``${VAR}`` and ``${VAR:-default}``; a missing variable is a config error."""
+    """Expand ``${VAR}``, ``${VAR:-default}`` and VS Code's ``${env:VAR}``; a missing variable is a config
+    error, and so is a VS Code ``${input:…}`` prompt (nobody is there to answer it)."""
+    if prompt := _VSCODE_INPUT.search(value):
+        raise ConfigError(
+            f"{where}: {prompt.group(0)} is a VS Code input prompt, which the gateway cannot show; "
+            "put the value in an environment variable and write ${NAME}"
+        )
 
     def substitute(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
@@ -157,32 +178,65 @@ def _is_self(upstream: UpstreamConfig) -> bool:
 
 def parse_config(raw: Any, source: str = "<memory>", environ: dict[str, str] | None = None) -> GatewayConfig:
     """Validate a decoded config object."""
-    env: dict[str, str] | os._Environ[str] = os.environ if environ is None else environ
+    env = _with_vscode_variables(os.environ if environ is None else environ, source)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the top level must be a JSON object")
-    servers = raw.get("mcpServers", {})
+    section = "mcpServers" if "mcpServers" in raw or "servers" not in raw else "servers"  # servers: VS Code
+    if section not in raw:
+        raise ConfigError(f'{source}: no mcpServers: the servers to front, as {{"mcpServers": {{name: server}}}}')
+    servers = raw[section]
     if not isinstance(servers, dict):
-        raise ConfigError(f"{source}: mcpServers must be an object of name → server")
-    upstreams = tuple(_parse_upstream(name, spec, env) for name, spec in servers.items() if not _disabled(name, spec))
+        raise ConfigError(f"{source}: {section} must be an object of name → server")
+    base = Path(source).parent if source != "<memory>" else Path.cwd()
+    upstreams = tuple(
+        _parse_upstream(name, spec, env, f"{section}.{name}", base)
+        for name, spec in servers.items()
+        if not _disabled(f"{section}.{name}", spec)
+    )
     settings = _parse_settings(raw.get("nexus", {}), {u.name for u in upstreams}, env)
     return GatewayConfig(upstreams=upstreams, settings=settings, source=source)
 
 
-def _disabled(name: str, spec: Any) -> bool:
+def _with_vscode_variables(environ: dict[str, str] | os._Environ[str], source: str) -> dict[str, str]:
+    """The environment plus VS Code's ``${workspaceFolder}`` (the folder holding ``.vscode/mcp.json``,
+    else the config's own folder) and ``${userHome}``, unless the environment already names them."""
+    folder = Path(source).resolve().parent if source != "<memory>" else Path.cwd()
+    if folder.name == ".vscode":
+        folder = folder.parent
+    return {"workspaceFolder": str(folder), "userHome": str(Path.home()), **environ}
+
+
+def _disabled(where: str, spec: Any) -> bool:
     """``"disabled": true`` (the field Cline, Cursor and others write to switch a server off): skipped."""
     flag = spec.get("disabled", False) if isinstance(spec, dict) else False
     if not isinstance(flag, bool):
-        raise ConfigError(f"mcpServers.{name}.disabled: must be true or false, got {flag!r}")
+        raise ConfigError(f"{where}.disabled: must be true or false, got {flag!r}")
     return flag
 
 
-def _parse_upstream(name: str, spec: Any, env: dict[str, str] | os._Environ[str]) -> UpstreamConfig:
-    where = f"mcpServers.{name}"
+# Fields other hosts write into the same file (the module docstring says what each does here).
+HOST_FIELDS = {
+    "timeout",
+    "autoApprove",
+    "alwaysAllow",
+    "disabledTools",
+    "envFile",
+    "serverUrl",
+    "httpUrl",
+    "transportType",
+    "watchPaths",
+}
+URL_FIELDS = ("url", "serverUrl", "httpUrl")  # Windsurf: serverUrl; Gemini CLI: httpUrl (streamable HTTP)
+
+
+def _parse_upstream(
+    name: str, spec: Any, env: dict[str, str] | os._Environ[str], where: str, base: Path
+) -> UpstreamConfig:
     if not _SERVER_NAME.match(name):
         raise ConfigError(f"{where}: server name must be 1-64 letters, digits, '_', '-' or '.'")
     if not isinstance(spec, dict):
         raise ConfigError(f"{where}: must be an object with 'command' or 'url'")
-    known = {"command", "args", "env", "cwd", "url", "transport", "type", "headers", "disabled"}
+    known = {"command", "args", "env", "cwd", "url", "transport", "type", "headers", "disabled"} | HOST_FIELDS
     unknown = sorted(set(spec) - known)
     if unknown:
         raise ConfigError(f"{where}.{unknown[0]}: unknown field (expected one of {sorted(known)})")
@@ -203,31 +257,65 @@ def _parse_upstream(name: str, spec: Any, env: dict[str, str] | os._Environ[str]
             raise ConfigError(f"{where}.{key}: must be an object of string values")
         return {k: expand_vars(v, f"{where}.{key}.{k}", env) for k, v in value.items()}
 
-    command, url = text("command"), text("url")
+    def names(key: str) -> tuple[str, ...]:
+        value = spec.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}.{key}: must be a list of tool names")
+        return tuple(value)
+
+    timeout = spec.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        raise ConfigError(f"{where}.timeout: must be a positive number of seconds, got {timeout!r}")
+    host_fields: dict[str, Any] = {
+        "call_timeout": float(timeout) if timeout is not None else None,
+        "always_allow": names("autoApprove") + names("alwaysAllow"),
+        "disabled_tools": names("disabledTools"),
+    }
+    command = text("command")
+    given_urls = [key for key in URL_FIELDS if spec.get(key) is not None]
+    if len(given_urls) > 1:
+        raise ConfigError(f"{where}: give one of {', '.join(given_urls)}, not both")
+    url_key = given_urls[0] if given_urls else "url"
+    url = text(url_key)
     if command and url:
-        raise ConfigError(f"{where}: give either 'command' (stdio) or 'url' (http/sse), not both")
+        raise ConfigError(f"{where}: give either 'command' (stdio) or '{url_key}' (http/sse), not both")
     if command:
         args = spec.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise ConfigError(f"{where}.args: must be a list of strings")
+        env_file = text("envFile")
+        environment = {**_read_env_file(env_file, f"{where}.envFile", base), **(mapping("env") or {})}
         return UpstreamConfig(
             name=name,
             transport="stdio",
             command=command,
             args=tuple(expand_vars(a, f"{where}.args", env) for a in args),
-            env=mapping("env"),
+            env=environment if env_file or "env" in spec else None,
             cwd=text("cwd"),
+            **host_fields,
         )
     if url:
         if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}.url: must start with http:// or https://, got {url!r}")
-        kind = spec.get("transport", spec.get("type", "http"))
+            raise ConfigError(f"{where}.{url_key}: must start with http:// or https://, got {url!r}")
+        field_name = next((k for k in ("transport", "transportType", "type") if k in spec), "transport")
+        kind = spec.get(field_name, "http")
         if kind in ("streamable-http", "streamableHttp", "streamable_http"):
             kind = "http"
         if kind not in ("http", "sse"):
-            raise ConfigError(f"{where}.transport: must be 'http' or 'sse', got {kind!r}")
-        return UpstreamConfig(name=name, transport=kind, url=url, headers=mapping("headers") or {})
+            raise ConfigError(f"{where}.{field_name}: must be 'http' or 'sse', got {kind!r}")
+        return UpstreamConfig(name=name, transport=kind, url=url, headers=mapping("headers") or {}, **host_fields)
     raise ConfigError(f"{where}: missing 'command' (stdio server) or 'url' (http/sse server)")
+
+
+def _read_env_file(path: str | None, where: str, base: Path) -> dict[str, str]:
+    """The variables of a dotenv file (``envFile``: VS Code, Cursor), relative to the config's folder."""
+    if path is None:
+        return {}
+    file = Path(path).expanduser()
+    file = file if file.is_absolute() else base / file
+    if not file.is_file():
+        raise ConfigError(f"{where}: {str(file)!r} does not exist")
+    return {key: value for key, value in dotenv_values(file).items() if value is not None}
 
 
 def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os._Environ[str]) -> GatewaySettings:

@@ -43,6 +43,11 @@ class Namespaced:
     original: str
 
 
+def disabled_tools(config: GatewayConfig) -> dict[str, frozenset[str]]:
+    """Per server, the tool names its config entry hides (``disabledTools``)."""
+    return {u.name: frozenset(u.disabled_tools) for u in config.upstreams if u.disabled_tools}
+
+
 class Gateway:
     """Everything behind the host-facing surface, for one configuration."""
 
@@ -52,7 +57,9 @@ class Gateway:
         self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
         path = journal_path(self.settings.journal, self.cache.root)
         self.journal = CallJournal(path) if path is not None else None
-        self.registry = Registry(self.cache, unprefixed=self.settings.unprefixed, hide=self.settings.hide)
+        self.registry = Registry(
+            self.cache, unprefixed=self.settings.unprefixed, hide=self.settings.hide, disabled=disabled_tools(config)
+        )
         self.pool = UpstreamPool(
             list(config.upstreams), self.settings, self._on_tools, self._on_resource_updated, self._on_list_changed
         )
@@ -87,6 +94,7 @@ class Gateway:
             logger.warning("config %s: the nexus settings changed; restart the gateway to apply them", config.source)
         change = self.pool.apply(list(config.upstreams))
         self.config = replace(self.config, upstreams=config.upstreams)
+        self.registry.disabled = disabled_tools(config)  # applied as the changed servers load again below
         for server in change.removed + change.restarted:
             self.registry.remove_server(server)
         for server in change.restarted + change.added:
@@ -229,6 +237,12 @@ class Gateway:
             result = await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
             record.answered(result)
         return result
+
+    def always_allowed(self, entry: ToolEntry) -> bool:
+        """The user runs this tool without confirming it (its server's ``autoApprove`` / ``alwaysAllow``),
+        so ``call`` does not hold it back for confirmation either."""
+        upstream = self.pool.upstreams.get(entry.server)
+        return upstream is not None and entry.name in upstream.config.always_allow
 
     def exposed(self) -> list[ToolEntry]:
         """Upstream tools the config lists directly under their ids (``nexus.expose``)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,11 +94,17 @@ class Registry:
     """All ingested tools, keyed by host-facing id; rebuilt per server on change."""
 
     def __init__(
-        self, cache: RegistryCache | None = None, unprefixed: str | None = None, hide: Sequence[str] = ()
+        self,
+        cache: RegistryCache | None = None,
+        unprefixed: str | None = None,
+        hide: Sequence[str] = (),
+        disabled: Mapping[str, Collection[str]] | None = None,
     ) -> None:
         self.cache = cache
         self.unprefixed = unprefixed
         self.hide = tuple(hide)  # patterns of tools no host may find or call (``nexus.hide``)
+        # server → tool names it hides the same way (a server's own ``disabledTools``, as Roo Code writes it)
+        self.disabled: Mapping[str, Collection[str]] = disabled or {}
         self._ingested: dict[str, list[dict[str, Any]]] = {}
         self._entries: dict[str, ToolEntry] = {}
         self._order: list[ToolEntry] = []
@@ -177,7 +183,9 @@ class Registry:
                     )
                 )
         # Ids are assigned over every tool, hidden ones too, so hiding one never renames another.
-        entries = [e for e in entries if not matches_any(self.hide, e)]
+        entries = [
+            e for e in entries if not matches_any(self.hide, e) and e.name not in self.disabled.get(e.server, ())
+        ]
         self._order = entries
         self._entries = {e.id: e for e in entries}
         self._index = None

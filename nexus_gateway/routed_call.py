@@ -156,6 +156,8 @@ async def call_intent(
         )
     arguments = gateway.with_defaults(entry, arguments)
     reason = confirmation_reason(gateway.settings.confirm, entry.name, entry.raw.get("annotations"), result.margin, tau)
+    if gateway.always_allowed(entry):
+        reason = None
     if dry_run:
         validate_arguments(entry.id, entry.input_schema, arguments)  # what the real call would refuse
         return IntentOutcome(report=planned(gateway, entry, arguments, reason, result.candidates, trace))

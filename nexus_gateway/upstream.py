@@ -235,6 +235,12 @@ class Upstream:
         # The upstream's resources some host is subscribed to (by the upstream's own URIs)
         self.subscriptions: set[str] = set()
 
+    @property
+    def call_timeout(self) -> float:
+        """How long one of this server's calls may go without an answer or a progress report: its own
+        ``timeout`` (as Cline and Roo Code write it) or ``nexus.call_timeout``."""
+        return self.config.call_timeout or self.settings.call_timeout
+
     # ##### Public API #####
 
     def status(self) -> UpstreamStatus:
@@ -283,11 +289,11 @@ class Upstream:
         arguments: dict[str, Any] | None,
         *,
         host: HostLink | None = None,
-        timeout: float | None = None,
         repeatable: bool = False,
     ) -> dict[str, Any]:
-        """Forward one ``tools/call``; answers within ``timeout`` whatever the upstream does (the time the
-        host takes to answer a request the upstream relays through ``host`` aside).
+        """Forward one ``tools/call``; answers within the call timeout whatever the upstream does (the time
+        the host takes to answer a request the upstream relays through ``host`` aside; progress reports
+        push it on, see :class:`CallClock`).
 
         ``repeatable``: the upstream marks the tool read-only or idempotent, so a call whose connection
         dies mid-way is sent once more on the next connection instead of failing (a restarting server
@@ -298,7 +304,7 @@ class Upstream:
         what a forward would otherwise cost.
         """
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
-        clock = CallClock.start(timeout or self.settings.call_timeout, self.settings.max_call_timeout)
+        clock = CallClock.start(self.call_timeout, max(self.call_timeout, self.settings.max_call_timeout))
         to_host = host.progress if host is not None else None
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -345,7 +351,7 @@ class Upstream:
         """Run ``send(session)`` on the live connection with timeout (``clock``; default: ``call_timeout``)
         and loss handling; a ``repeatable`` request whose connection is lost mid-way is sent once more,
         before the same deadline."""
-        clock = clock or CallClock.start(self.settings.call_timeout, self.settings.call_timeout)
+        clock = clock or CallClock.start(self.call_timeout, self.call_timeout)
         try:
             return await self._send_once(send, clock, what, host)
         except _LostMidCall as lost:
