@@ -169,20 +169,27 @@ async def cmd_status(args: argparse.Namespace, config: GatewayConfig) -> int:
     gateway = Gateway(without_routing(config))
     async with gateway.running():
         statuses = gateway.pool.statuses()
+        shown = {s.name: len(gateway.registry.entries(s.name)) for s in statuses}
     rows = [
         [
             s.name,
             s.transport,
             s.state.value,
-            str(s.tool_count),
+            _tool_count(s.tool_count, shown[s.name]) if s.state is UpstreamState.CONNECTED else str(s.tool_count),
             f"{s.connect_ms:.0f} ms" if s.connect_ms is not None else "-",
             s.error or "",
         ]
         for s in statuses
     ]
+    rows += [[name, "-", "disabled", "-", "-", '"disabled": true in the config'] for name in config.disabled]
     print_table(["upstream", "transport", "state", "tools", "connect", "error"], rows)
     failed = [s for s in statuses if s.state is not UpstreamState.CONNECTED]
     return ExitStatus.UPSTREAM_FAILED if failed else ExitStatus.OK
+
+
+def _tool_count(listed: int, shown: int) -> str:
+    """How many tools a server lists, and how many of them ``nexus.hide`` or ``disabledTools`` hide."""
+    return f"{listed} ({listed - shown} hidden)" if shown < listed else str(listed)
 
 
 async def cmd_tools(args: argparse.Namespace, config: GatewayConfig) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -124,6 +124,7 @@ class GatewayConfig:
     upstreams: tuple[UpstreamConfig, ...]
     settings: GatewaySettings = field(default_factory=GatewaySettings)
     source: str = "<memory>"
+    disabled: tuple[str, ...] = ()  # servers the file lists with ``"disabled": true`` (shown by ``status``)
 
     def upstream(self, name: str) -> UpstreamConfig:
         for upstream in self.upstreams:
@@ -168,7 +169,7 @@ def load_claude_desktop(path: str | Path, environ: dict[str, str] | None = None)
     """Front every server of an existing ``claude_desktop_config.json``, skipping the gateway itself."""
     config = load_config(path, environ)
     others = tuple(u for u in config.upstreams if not _is_self(u))
-    return GatewayConfig(upstreams=others, settings=config.settings, source=config.source)
+    return replace(config, upstreams=others)
 
 
 def _is_self(upstream: UpstreamConfig) -> bool:
@@ -194,7 +195,8 @@ def parse_config(raw: Any, source: str = "<memory>", environ: dict[str, str] | N
         if not _disabled(f"{section}.{name}", spec)
     )
     settings = _parse_settings(raw.get("nexus", {}), {u.name for u in upstreams}, env)
-    return GatewayConfig(upstreams=upstreams, settings=settings, source=source)
+    disabled = tuple(name for name in servers if name not in {u.name for u in upstreams})
+    return GatewayConfig(upstreams=upstreams, settings=settings, source=source, disabled=disabled)
 
 
 def _with_vscode_variables(environ: dict[str, str] | os._Environ[str], source: str) -> dict[str, str]:

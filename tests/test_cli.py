@@ -23,15 +23,19 @@ def test_status_table_and_exit_code(tmp_path: Path) -> None:
         {
             "time": {"command": python_server("mcp-server-time")},
             "broken": {"command": str(tmp_path / "missing")},
+            "off": {"command": str(tmp_path / "missing"), "disabled": True},
         },
         connect_timeout=5,
+        hide=["time__convert_time"],
     )
     done = run("status", "--config", str(config), cache=tmp_path)
     assert done.returncode == 3
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["upstream", "transport", "state", "tools", "connect", "error"]
     time_row = next(line for line in lines if line.startswith("time "))
-    assert "connected" in time_row and " 2 " in time_row
+    assert "connected" in time_row and " 2 (1 hidden) " in time_row
+    off_row = next(line for line in lines if line.startswith("off "))  # switched off, not failed
+    assert off_row.split()[:3] == ["off", "-", "disabled"]
     broken_row = next(line for line in lines if line.startswith("broken "))
     assert "failed" in broken_row and "cannot start the command" in broken_row and "missing" in broken_row
 
