@@ -338,6 +338,39 @@ async def cmd_journal(args: argparse.Namespace, config: GatewayConfig) -> int:
     return ExitStatus.OK
 
 
+async def cmd_login(args: argparse.Namespace, config: GatewayConfig) -> int:
+    """The OAuth consent for one remote upstream, at this terminal; ``serve`` then uses and refreshes the
+    tokens it stores."""
+    from .cache import RegistryCache
+    from .oauth import auth_folder, login
+
+    upstream = config.upstream(args.server)
+    folder = auth_folder(RegistryCache(config.settings.cache_dir).root)
+
+    def say(text: str) -> None:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+    await login(upstream, folder, say, open_browser=not args.no_browser)
+    say(f"nexus-gateway: logged in to {upstream.name}; a running gateway uses it from its next connection")
+    return ExitStatus.OK
+
+
+async def cmd_logout(args: argparse.Namespace, config: GatewayConfig) -> int:
+    """Forget the tokens ``login`` stored for one upstream."""
+    from .cache import RegistryCache
+    from .oauth import auth_folder, token_path
+
+    upstream = config.upstream(args.server)
+    path = token_path(auth_folder(RegistryCache(config.settings.cache_dir).root), upstream)
+    if not path.exists():
+        sys.stderr.write(f"nexus-gateway: no login stored for {upstream.name}\n")
+        return ExitStatus.OK
+    path.unlink()
+    sys.stderr.write(f"nexus-gateway: logged out of {upstream.name}\n")
+    return ExitStatus.OK
+
+
 def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -456,6 +489,11 @@ def build_parser() -> argparse.ArgumentParser:
     journal.add_argument("--last", type=positive_int, default=20, metavar="N", help="the last N calls (default 20)")
     journal.add_argument("--unfinished", action="store_true", help="only calls cut off when their gateway stopped")
     journal.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    login = command("login", cmd_login, "Log in to a remote upstream that asks for OAuth (once, in a browser).")
+    login.add_argument("server", metavar="SERVER", help="the upstream's name in mcpServers")
+    login.add_argument("--no-browser", action="store_true", help="only print the address to open")
+    logout = command("logout", cmd_logout, "Forget the OAuth tokens stored for a remote upstream.")
+    logout.add_argument("server", metavar="SERVER")
     eval_cli.register(commands)
     splice_bench.register(commands)
     models = commands.add_parser("models", help="Local LLM weights: pull (assemble + verify) and list.")

@@ -24,6 +24,7 @@ from .exceptions import NexusError, ToolNotFound, UpstreamError
 from .generation_service import GenerationService
 from .host_relay import HostLink
 from .journal import CallJournal, journal_path
+from .oauth import auth_folder
 from .registry import Registry, SearchHit, ToolEntry, matches_any
 from .router_service import RouterService
 from .routing import RouteResult
@@ -61,7 +62,12 @@ class Gateway:
             self.cache, unprefixed=self.settings.unprefixed, hide=self.settings.hide, disabled=disabled_tools(config)
         )
         self.pool = UpstreamPool(
-            list(config.upstreams), self.settings, self._on_tools, self._on_resource_updated, self._on_list_changed
+            list(config.upstreams),
+            self.settings,
+            self._on_tools,
+            self._on_resource_updated,
+            self._on_list_changed,
+            auth_dir=auth_folder(self.cache.root),
         )
         # the host side's listeners for `notifications/resources/updated`, given the gateway's URI
         self.resource_listeners: list[Callable[[str], Awaitable[None]]] = []

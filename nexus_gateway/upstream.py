@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
@@ -39,6 +40,7 @@ from pydantic import TypeAdapter
 from .config import GatewaySettings, UpstreamConfig
 from .exceptions import UpstreamError, UpstreamProtocolError, UpstreamTimeout, UpstreamUnavailable
 from .host_relay import HostLink, UpstreamRequests
+from .oauth import upstream_auth
 
 logger = logging.getLogger(__name__)
 
@@ -216,9 +218,11 @@ class Upstream:
         on_tools: ToolsCallback,
         on_resource_updated: ResourceCallback | None = None,
         on_list_changed: ListCallback | None = None,
+        auth_dir: Path | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
+        self.auth_dir = auth_dir  # where `nexus-gateway login` stored OAuth tokens (oauth.py); None: no OAuth
         self.on_tools = on_tools
         self.on_resource_updated = on_resource_updated
         self.on_list_changed = on_list_changed
@@ -441,14 +445,16 @@ class Upstream:
             )
             async with self.stderr.pipe() as errlog, stdio_client(params, errlog=errlog) as streams:
                 yield streams
-        elif config.transport == "http":
+            return
+        auth = upstream_auth(config, self.auth_dir) if self.auth_dir is not None else None
+        if config.transport == "http":
             async with (
-                create_mcp_http_client(headers=config.headers or None) as http,
+                create_mcp_http_client(headers=config.headers or None, auth=auth) as http,
                 streamable_http_client(config.url or "", http_client=http) as streams,
             ):
                 yield streams
         else:
-            async with sse_client(config.url or "", headers=config.headers or None) as streams:
+            async with sse_client(config.url or "", headers=config.headers or None, auth=auth) as streams:
                 yield streams
 
     async def _run_connection(self) -> bool:
@@ -644,8 +650,10 @@ class UpstreamPool:
         on_tools: ToolsCallback,
         on_resource_updated: ResourceCallback | None = None,
         on_list_changed: ListCallback | None = None,
+        auth_dir: Path | None = None,
     ) -> None:
         self.settings = settings
+        self.auth_dir = auth_dir
         self.on_tools = on_tools
         self.on_resource_updated = on_resource_updated
         self.on_list_changed = on_list_changed
@@ -654,7 +662,9 @@ class UpstreamPool:
         self._scopes: dict[str, anyio.CancelScope] = {}
 
     def _make(self, config: UpstreamConfig) -> Upstream:
-        return Upstream(config, self.settings, self.on_tools, self.on_resource_updated, self.on_list_changed)
+        return Upstream(
+            config, self.settings, self.on_tools, self.on_resource_updated, self.on_list_changed, self.auth_dir
+        )
 
     def __getitem__(self, name: str) -> Upstream:
         try:

@@ -30,7 +30,8 @@ sys.path.insert(0, str(REPO / "bench"))
 from procs import free_port, gateway_command, running  # noqa: E402  (shared with bench/)
 
 NODE_BIN = TESTS / "servers" / "node_modules" / ".bin"
-FAULT_SERVER = TESTS / "fixtures" / "fault_server.py"
+FIXTURES = TESTS / "fixtures"
+FAULT_SERVER = FIXTURES / "fault_server.py"
 PY_BIN = Path(sys.executable).parent
 
 

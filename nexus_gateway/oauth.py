@@ -1,0 +1,253 @@
+"""OAuth for remote upstreams: one ``nexus-gateway login SERVER`` in a browser, then tokens the gateway
+keeps and refreshes by itself.
+
+Remote MCP servers (GitHub's, Linear's, Notion's, …) increasingly take no static token but OAuth 2.1:
+discovery, dynamic client registration, a browser consent with PKCE, short access tokens and refresh
+tokens. The ``mcp`` SDK's :class:`OAuthClientProvider` does all of it as an ``httpx`` auth; what a
+gateway adds is where the person is. ``serve`` runs under a host with no terminal and no browser, so it
+never starts a consent: it uses the tokens a login stored and refreshes them, and a server that still
+asks for a login fails to connect saying which command to run. ``login`` runs the consent at a terminal:
+it prints the authorization URL (and opens it in a browser unless told not to), takes the redirect on a
+loopback listener, and stores the tokens.
+
+Tokens live in one file per server and URL in the cache folder's ``auth/`` (``nexus.cache_dir``),
+written atomically and readable by the user alone; removing the file is a logout. A server with an
+``Authorization`` header in the config is left to that header.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import socket
+import time
+import webbrowser
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import orjson
+import uvicorn
+from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from pydantic import AnyUrl
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from .cache import write_atomic
+from .config import UpstreamConfig
+from .exceptions import NexusError
+
+logger = logging.getLogger(__name__)
+
+CLIENT_NAME = "Nexus Gateway"
+LOGIN_TIMEOUT_S = 300.0  # how long `login` waits for the person to consent in the browser
+EXPIRY_MARGIN_S = 60.0  # a stored access token counts as expired this much early (a tenth of a short one's life)
+# the redirect a gateway that only refreshes registers with: never visited (serve starts no consent)
+NO_REDIRECT = "http://127.0.0.1/nexus-gateway/no-login-here"
+
+
+class LoginRequired(NexusError):
+    """The upstream wants a consent in a browser, which only ``nexus-gateway login`` can give."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__(f"the server asks for a login: run `nexus-gateway login {server}` (with the same config)")
+
+
+def auth_folder(cache_root: Path) -> Path:
+    return cache_root / "auth"
+
+
+def token_path(folder: Path, upstream: UpstreamConfig) -> Path:
+    """One file per server name and URL: a server moved to another URL is a new login."""
+    digest = hashlib.sha256((upstream.url or "").encode()).hexdigest()[:12]
+    return folder / f"{upstream.name}-{digest}.json"
+
+
+def has_static_authorization(upstream: UpstreamConfig) -> bool:
+    return any(key.lower() == "authorization" for key in upstream.headers)
+
+
+class TokenFile:
+    """The SDK's ``TokenStorage`` over one JSON file: the tokens and the registered client."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            value = orjson.loads(self.path.read_bytes())
+        except (FileNotFoundError, orjson.JSONDecodeError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def _write(self, key: str, value: Any) -> None:
+        stored = self._read() | {key: value}
+        write_atomic(self.path, orjson.dumps(stored))
+        os.chmod(self.path, 0o600)
+
+    async def get_tokens(self) -> OAuthToken | None:
+        raw = self._read().get("tokens")
+        return OAuthToken.model_validate(raw) if raw else None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self._write("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        if tokens.expires_in is not None:  # a little early: the server's clock may run ahead of ours
+            self._write("expires_at", time.time() + tokens.expires_in - min(EXPIRY_MARGIN_S, tokens.expires_in / 10))
+
+    def expires_at(self) -> float | None:
+        """When the stored access token expires (the token's ``expires_in`` counts from when it came)."""
+        value = self._read().get("expires_at")
+        return float(value) if isinstance(value, int | float) else None
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        raw = self._read().get("client_info")
+        return OAuthClientInformationFull.model_validate(raw) if raw else None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self._write("client_info", client_info.model_dump(mode="json", exclude_none=True))
+
+
+def _metadata(redirect: str) -> OAuthClientMetadata:
+    return OAuthClientMetadata(
+        client_name=CLIENT_NAME,
+        redirect_uris=[AnyUrl(redirect)],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+
+
+class LoginGate(httpx2.Auth):
+    """An upstream with no stored login: requests go out as configured, and a 401 answer fails the
+    connection saying what to do (the SDK's transport would only say "Server returned an error
+    response")."""
+
+    def __init__(self, upstream: UpstreamConfig) -> None:
+        self.upstream = upstream
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+        response = yield request
+        if response.status_code != 401:
+            return
+        if has_static_authorization(self.upstream):
+            raise NexusError("the server refused the Authorization header of the config (HTTP 401)")
+        raise LoginRequired(self.upstream.name)
+
+
+def upstream_auth(upstream: UpstreamConfig, folder: Path) -> httpx2.Auth:
+    """What ``serve`` connects an HTTP upstream with: the stored login's tokens, refreshed when they
+    expire; without a stored login, a :class:`LoginGate`."""
+    path = token_path(folder, upstream)
+    if has_static_authorization(upstream) or not path.exists():
+        return LoginGate(upstream)
+
+    async def refuse_redirect(url: str) -> None:
+        raise LoginRequired(upstream.name)
+
+    async def refuse_callback() -> AuthorizationCodeResult:
+        raise LoginRequired(upstream.name)
+
+    stored = TokenFile(path)
+    provider = OAuthClientProvider(
+        upstream.url or "",
+        _metadata(NO_REDIRECT),
+        stored,
+        redirect_handler=refuse_redirect,
+        callback_handler=refuse_callback,
+    )
+    # The SDK learns a token's expiry only when it receives one; a token read back from storage would
+    # count as valid forever, be sent after it expired, and the 401 would start a consent instead of the
+    # refresh it needs. Told when it expires, the provider refreshes it first.
+    provider.context.token_expiry_time = stored.expires_at()
+    return provider
+
+
+async def login(upstream: UpstreamConfig, folder: Path, say: Callable[[str], None], open_browser: bool) -> None:
+    """Run the OAuth consent for one HTTP/SSE upstream at a terminal and store its tokens: a fresh
+    registration each time (the loopback redirect's port changes between logins), the URL said (and opened
+    in a browser), the code taken from the redirect, tokens stored for ``serve``."""
+    if upstream.transport == "stdio":
+        raise NexusError(f"{upstream.name} is a stdio server: it has no login (its env holds its credentials)")
+    if has_static_authorization(upstream):
+        raise NexusError(f"{upstream.name} sends an Authorization header from the config: it needs no login")
+    path = token_path(folder, upstream)
+    path.unlink(missing_ok=True)
+    port = _free_port()
+    redirect = f"http://127.0.0.1:{port}/callback"
+    received: list[AuthorizationCodeResult] = []
+    arrived = anyio.Event()
+
+    async def callback(request: Request) -> HTMLResponse:
+        code, state = request.query_params.get("code"), request.query_params.get("state")
+        if not code:
+            error = request.query_params.get("error_description") or request.query_params.get("error") or "no code"
+            return HTMLResponse(f"<p>The login did not complete: {error}. Run the login again.</p>", 400)
+        received.append(AuthorizationCodeResult(code=code, state=state, iss=request.query_params.get("iss")))
+        arrived.set()
+        return HTMLResponse("<p>Nexus Gateway is logged in. You can close this tab.</p>")
+
+    async def show(url: str) -> None:
+        say(f"Open this address to log in to {upstream.name}:\n{url}")
+        if open_browser:
+            webbrowser.open(url)
+
+    async def wait_for_code() -> AuthorizationCodeResult:
+        with anyio.fail_after(LOGIN_TIMEOUT_S):
+            await arrived.wait()
+        return received[0]
+
+    listener = uvicorn.Server(
+        uvicorn.Config(
+            Starlette(routes=[Route("/callback", callback)]),
+            host="127.0.0.1",
+            port=port,
+            log_config=None,
+            access_log=False,
+        )
+    )
+    provider = OAuthClientProvider(
+        upstream.url or "", _metadata(redirect), TokenFile(path), redirect_handler=show, callback_handler=wait_for_code
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(listener.serve)
+        try:
+            await _connect(upstream, provider)
+        except TimeoutError:
+            raise NexusError(f"no login arrived within {LOGIN_TIMEOUT_S:g}s; run the login again") from None
+        finally:
+            listener.should_exit = True
+    if not path.exists():
+        raise NexusError(f"{upstream.name} connected without asking for a login: it needs none")
+
+
+async def _connect(upstream: UpstreamConfig, auth: OAuthClientProvider) -> None:
+    """One MCP handshake with ``auth``: the server's 401 starts the consent, the handshake proves the token."""
+    if upstream.transport == "sse":
+        async with (
+            sse_client(upstream.url or "", headers=upstream.headers or None, auth=auth) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+        return
+    async with (
+        create_mcp_http_client(headers=upstream.headers or None, auth=auth) as http,
+        streamable_http_client(upstream.url or "", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -1,0 +1,88 @@
+"""A remote upstream behind OAuth 2.1: refused with the command to run, logged in once at a terminal, then
+served with tokens the gateway refreshes by itself (``tests/fixtures/oauth_server.py``: the SDK's own
+authorization server routes, consent given at once)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import FIXTURES, REPO, gateway_env, result_text, run_cli, stdio_gateway, write_config
+from procs import free_port, running
+
+OAUTH_SERVER = FIXTURES / "oauth_server.py"
+TOKEN_SECONDS = 2
+
+
+def log_in_as_the_browser_would(config: Path, cache: Path) -> None:
+    """``nexus-gateway login remote --no-browser``, with this test opening the address it prints."""
+    login = subprocess.Popen(
+        [sys.executable, "-m", "nexus_gateway", "login", "remote", "--config", str(config), "--no-browser"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        cwd=str(REPO),
+        env={**os.environ, **gateway_env(cache)},
+    )
+    assert login.stderr is not None
+    try:
+        for line in login.stderr:
+            if found := re.match(r"(http://127\.0\.0\.1:\d+/authorize\?\S+)", line.strip()):
+                with urllib.request.urlopen(found.group(1), timeout=30) as consent:  # follows the redirects
+                    assert "logged in" in consent.read().decode()
+                break
+        assert login.wait(30) == 0, login.stderr.read()
+    finally:
+        login.kill()
+
+
+@pytest.mark.anyio
+async def test_a_server_behind_oauth_is_logged_in_once_and_its_tokens_refreshed(tmp_path: Path) -> None:
+    port = free_port()
+    server = [sys.executable, str(OAUTH_SERVER), "--port", str(port), "--token-seconds", str(TOKEN_SECONDS)]
+    with running(server, port):
+        config = write_config(
+            tmp_path / "config.json", {"remote": {"url": f"http://127.0.0.1:{port}/mcp"}}, connect_timeout=10
+        )
+        cache = tmp_path / "cache"
+        refused = run_cli("status", "--config", str(config), cache=cache)
+        assert refused.returncode == 3 and "run `nexus-gateway login remote`" in refused.stdout, refused.stdout
+
+        log_in_as_the_browser_would(config, cache)
+        (stored,) = (cache / "auth").iterdir()
+        assert stored.stat().st_mode & 0o777 == 0o600  # credentials: the user's alone
+
+        async with stdio_gateway(config, cache) as host:
+            first = await host.call_tool("call_tool", {"tool": "remote__whoami", "arguments": {}})
+            assert not first.is_error and "authorized as" in result_text(first), result_text(first)
+            await anyio.sleep(TOKEN_SECONDS + 1.5)  # the access token expires under the running gateway
+            again = await host.call_tool("call_tool", {"tool": "remote__whoami", "arguments": {}})
+            assert not again.is_error and result_text(again) == result_text(first), result_text(again)
+
+        time.sleep(TOKEN_SECONDS + 1)  # expired in the file as well: a new process refreshes it first
+        called = run_cli("call", "remote__whoami", "--config", str(config), cache=cache)
+        assert called.returncode == 0 and "authorized as" in called.stdout, called.stderr
+
+        assert run_cli("logout", "remote", "--config", str(config), cache=cache).returncode == 0
+        assert not stored.exists()
+        assert run_cli("status", "--config", str(config), cache=cache).returncode == 3
+
+
+def test_login_refuses_servers_that_have_no_oauth(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "config.json",
+        {"local": {"command": "mcp-server-time"}, "keyed": {"url": "https://x/mcp", "headers": {"Authorization": "k"}}},
+    )
+    local = run_cli("login", "local", "--config", str(config), cache=tmp_path)
+    assert local.returncode != 0 and "stdio server: it has no login" in local.stderr
+    keyed = run_cli("login", "keyed", "--config", str(config), cache=tmp_path)
+    assert keyed.returncode != 0 and "Authorization header" in keyed.stderr
+    unknown = run_cli("login", "ghost", "--config", str(config), cache=tmp_path)
+    assert unknown.returncode != 0 and "no upstream named 'ghost'" in unknown.stderr
