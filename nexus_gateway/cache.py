@@ -1,9 +1,13 @@
 """On-disk registry cache: checksummed files written atomically.
 
-Layout under the cache folder (``registry_cache/`` or ``$NEXUS_CACHE_DIR``)::
+Layout under the cache folder (``$NEXUS_CACHE_DIR``, ``nexus.cache_dir``, else ``registry_cache/`` in a
+source checkout and the user's cache folder, ``~/.cache/nexus-gateway/registry``, for an installed
+package, whose own folder may not be writable)::
 
     tools/<sha256 of canonical schema JSON>.json   one ingested tool (later: .emb, .atb beside it)
     servers/<server>.json                          the keys of a server's last known tool list
+    journal.jsonl                                  the call journal (journal.py)
+    auth/<server>-<url hash>.json                  OAuth tokens stored by ``nexus-gateway login`` (oauth.py)
 
 Every file starts with the line ``NEXUS1 <sha256 of the rest>``. A file that is truncated, edited or
 otherwise fails the check raises :class:`CacheCorrupt` inside this module; callers see ``None`` (a
@@ -26,7 +30,7 @@ from .exceptions import CacheCorrupt
 logger = logging.getLogger(__name__)
 
 MAGIC = b"NEXUS1 "
-DEFAULT_CACHE_DIR = Path(__file__).resolve().parent.parent / "registry_cache"
+CHECKOUT = Path(__file__).resolve().parent.parent  # the repository, when running from a source checkout
 
 
 def canonical_json(value: Any) -> bytes:
@@ -41,7 +45,12 @@ def schema_key(tool: dict[str, Any]) -> str:
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("NEXUS_CACHE_DIR") or DEFAULT_CACHE_DIR)
+    if os.environ.get("NEXUS_CACHE_DIR"):
+        return Path(os.environ["NEXUS_CACHE_DIR"])
+    if (CHECKOUT / "pyproject.toml").is_file():  # a source checkout (an editable install): the repo's own folder
+        return CHECKOUT / "registry_cache"
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "nexus-gateway" / "registry"
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -92,8 +92,11 @@ class TokenFile:
 
     def _write(self, key: str, value: Any) -> None:
         stored = self._read() | {key: value}
-        write_atomic(self.path, orjson.dumps(stored))
-        os.chmod(self.path, 0o600)
+        try:
+            write_atomic(self.path, orjson.dumps(stored))
+            os.chmod(self.path, 0o600)
+        except OSError as exc:
+            raise NexusError(f"cannot store the login in {self.path}: {exc.strerror or exc}") from None
 
     async def get_tokens(self) -> OAuthToken | None:
         raw = self._read().get("tokens")

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nexus_gateway import cache as cache_module
 from nexus_gateway.cache import RegistryCache, schema_key
 from nexus_gateway.exceptions import ArgumentError, ToolNotFound
 from nexus_gateway.lexical import BM25Index, LexicalDocument, NameCoverage, one_edit_apart, split_identifier, tokenize
@@ -181,3 +182,16 @@ def test_query_function_words_and_name_coverage() -> None:
     said = names.scores(index.query_terms("search issues across all of github: memory leak"))
     assert said.tolist() == [1.0, 0.5, 0.0, 0.0]
     assert names.scores(index.query_terms("open PRs in facebook/react"))[2] == np.float32(2 / 3)
+
+
+def test_an_installed_package_caches_in_the_users_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """site-packages may not be writable: only a source checkout keeps its cache beside the code."""
+    monkeypatch.delenv("NEXUS_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(cache_module, "CHECKOUT", tmp_path / "site-packages")
+    assert cache_module.default_cache_dir() == tmp_path / "xdg" / "nexus-gateway" / "registry"
+    (tmp_path / "site-packages").mkdir()
+    (tmp_path / "site-packages" / "pyproject.toml").write_text("")
+    assert cache_module.default_cache_dir() == tmp_path / "site-packages" / "registry_cache"
+    monkeypatch.setenv("NEXUS_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_module.default_cache_dir() == tmp_path / "mine"
