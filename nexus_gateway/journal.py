@@ -17,6 +17,7 @@ once it passes ``max_bytes`` (looked at every few lines, so it may pass by a few
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
 import re
@@ -124,7 +125,10 @@ class CallJournal:
         """One ``write`` per line. A journal that cannot be written is logged once and never fails a call."""
         if self._broken:
             return
-        data = orjson.dumps(line) + b"\n"
+        try:
+            data = orjson.dumps(line) + b"\n"
+        except orjson.JSONEncodeError:  # an integer past 64 bits: JSON allows it, orjson does not
+            data = json.dumps(line, default=str).encode() + b"\n"
         self._writes += 1
         try:
             if self._fd is None or (self._writes % ROTATION_CHECK_EVERY == 0 and self._rotated()):

@@ -124,6 +124,14 @@ def test_credentials_are_redacted_and_nesting_is_summarised() -> None:
     assert kept["deep"] == [[["…(1 items)"]]]  # four levels kept, the fifth counted
 
 
+def test_a_number_too_big_for_orjson_is_journalled_anyway(tmp_path: Path) -> None:
+    journal = CallJournal(tmp_path / JOURNAL_FILE)
+    with journal.call("s__t", {"id": 2**70}, via="call_tool") as record:  # JSON allows it; orjson refuses
+        record.answered({"content": []})
+    (call,) = read_journal(tmp_path / JOURNAL_FILE)
+    assert call.arguments == {"id": 2**70} and call.outcome == "ok"
+
+
 def test_a_rotated_journal_still_reads_whole(tmp_path: Path) -> None:
     journal = CallJournal(tmp_path / JOURNAL_FILE, max_bytes=600)
     for number in range(40):
