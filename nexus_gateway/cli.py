@@ -22,6 +22,7 @@ import enum
 import logging
 import os
 import sys
+import webbrowser
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -347,12 +348,16 @@ async def cmd_login(args: argparse.Namespace, config: GatewayConfig) -> int:
     upstream = config.upstream(args.server)
     folder = auth_folder(RegistryCache(config.settings.cache_dir).root)
 
-    def say(text: str) -> None:
-        sys.stderr.write(text + "\n")
+    async def show(url: str) -> None:
+        sys.stderr.write(f"Open this address to log in to {upstream.name}:\n{url}\n")
         sys.stderr.flush()
+        if not args.no_browser:
+            webbrowser.open(url)
 
-    await login(upstream, folder, say, open_browser=not args.no_browser)
-    say(f"nexus-gateway: logged in to {upstream.name}; a running gateway uses it from its next connection")
+    await login(upstream, folder, show)
+    sys.stderr.write(
+        f"nexus-gateway: logged in to {upstream.name}; a running gateway uses it from its next connection\n"
+    )
     return ExitStatus.OK
 
 

@@ -22,8 +22,7 @@ import logging
 import os
 import socket
 import time
-import webbrowser
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -175,10 +174,11 @@ def upstream_auth(upstream: UpstreamConfig, folder: Path) -> httpx2.Auth:
     return provider
 
 
-async def login(upstream: UpstreamConfig, folder: Path, say: Callable[[str], None], open_browser: bool) -> None:
-    """Run the OAuth consent for one HTTP/SSE upstream at a terminal and store its tokens: a fresh
-    registration each time (the loopback redirect's port changes between logins), the URL said (and opened
-    in a browser), the code taken from the redirect, tokens stored for ``serve``."""
+async def login(upstream: UpstreamConfig, folder: Path, show: Callable[[str], Awaitable[None]]) -> None:
+    """Run the OAuth consent for one HTTP/SSE upstream and store its tokens: a fresh registration each
+    time (the loopback redirect's port changes between logins), the consent page's address handed to
+    ``show`` (a terminal prints it and opens a browser; a host is asked to send its user there), the code
+    taken from the redirect, tokens stored for ``serve``."""
     if upstream.transport == "stdio":
         raise NexusError(f"{upstream.name} is a stdio server: it has no login (its env holds its credentials)")
     if has_static_authorization(upstream):
@@ -198,11 +198,6 @@ async def login(upstream: UpstreamConfig, folder: Path, say: Callable[[str], Non
         received.append(AuthorizationCodeResult(code=code, state=state, iss=request.query_params.get("iss")))
         arrived.set()
         return HTMLResponse("<p>Nexus Gateway is logged in. You can close this tab.</p>")
-
-    async def show(url: str) -> None:
-        say(f"Open this address to log in to {upstream.name}:\n{url}")
-        if open_browser:
-            webbrowser.open(url)
 
     async def wait_for_code() -> AuthorizationCodeResult:
         with anyio.fail_after(LOGIN_TIMEOUT_S):
