@@ -8,6 +8,7 @@ package, whose own folder may not be writable)::
     servers/<server>.json                          the keys of a server's last known tool list
     journal.jsonl                                  the call journal (journal.py)
     auth/<server>-<url hash>.json                  OAuth tokens stored by ``nexus-gateway login`` (oauth.py)
+    pins.json                                      tool definitions pinned on first sight (pins.py)
 
 Every file starts with the line ``NEXUS1 <sha256 of the rest>``. A file that is truncated, edited or
 otherwise fails the check raises :class:`CacheCorrupt` inside this module; callers see ``None`` (a
@@ -66,6 +67,15 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A small JSON state file (pins, stored logins) as a dict; missing or unreadable is empty."""
+    try:
+        value = orjson.loads(path.read_bytes())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def seal(payload: bytes) -> bytes:

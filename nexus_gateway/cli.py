@@ -376,6 +376,37 @@ async def cmd_logout(args: argparse.Namespace, config: GatewayConfig) -> int:
     return ExitStatus.OK
 
 
+async def cmd_pins(args: argparse.Namespace, config: GatewayConfig) -> int:
+    """Tools whose definition changed since they were pinned; ``--accept SERVER`` trusts the new ones."""
+    from .cache import RegistryCache
+    from .pins import PINS_FILE, ToolPins
+
+    pins = ToolPins(RegistryCache(config.settings.cache_dir).root / PINS_FILE)
+    if args.accept:
+        accepted = pins.accept(args.accept, args.tool or ())
+        if not accepted:
+            raise ConfigError(
+                f"no changed tool of {args.accept!r} waits for a review" + (" by that name" if args.tool else "")
+            )
+        sys.stderr.write(f"nexus-gateway: pinned the new definition of {', '.join(accepted)} ({args.accept})\n")
+        return ExitStatus.OK
+    changes = pins.pending()
+    if args.json:
+        print_json([{**asdict(c), "fields": c.fields()} for c in changes])
+        return ExitStatus.OK
+    if not changes:
+        sys.stderr.write("nexus-gateway: no tool changed since it was pinned\n")
+        return ExitStatus.OK
+    for change in changes:
+        sys.stdout.write(f"{change.server} {change.tool}: {', '.join(change.fields())} changed\n")
+        if "description" in change.fields():
+            sys.stdout.write(f"  was: {_shorten(str(change.pinned.get('description')), 300)}\n")
+            sys.stdout.write(f"  now: {_shorten(str(change.current.get('description')), 300)}\n")
+    servers = sorted({c.server for c in changes})
+    sys.stderr.write(f"nexus-gateway: to trust the new definitions: nexus-gateway pins --accept {servers[0]}\n")
+    return ExitStatus.OK
+
+
 def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -499,6 +530,10 @@ def build_parser() -> argparse.ArgumentParser:
     login.add_argument("--no-browser", action="store_true", help="only print the address to open")
     logout = command("logout", cmd_logout, "Forget the OAuth tokens stored for a remote upstream.")
     logout.add_argument("server", metavar="SERVER")
+    pins = command("pins", cmd_pins, "Show tools whose description or schema changed since first seen; accept them.")
+    pins.add_argument("--accept", metavar="SERVER", help="trust the changed tools of SERVER as they are now")
+    pins.add_argument("--tool", action="append", metavar="NAME", help="with --accept: only this tool (repeatable)")
+    pins.add_argument("--json", action="store_true", help="print JSON instead of text")
     eval_cli.register(commands)
     splice_bench.register(commands)
     models = commands.add_parser("models", help="Local LLM weights: pull (assemble + verify) and list.")

@@ -29,6 +29,7 @@ from dotenv import dotenv_values
 
 from .confirmation import CONFIRM_MODES
 from .exceptions import ConfigError
+from .pins import PIN_MODES
 
 DEFAULT_CALL_TIMEOUT = 60.0
 # progress reports push a call's deadline on by call_timeout, up to this long in all (upstream.CallClock)
@@ -102,6 +103,7 @@ class GatewaySettings:
     unprefixed: str | None = None
     cache_dir: str | None = None
     journal: bool | str = True  # the call journal: True: <cache_dir>/journal.jsonl; a path; False: none
+    pin_tools: str = "warn"  # a tool whose definition changed since first seen: "warn", "hold" (hidden), "off"
     routing: RoutingSettings = field(default_factory=RoutingSettings)
     model: str | None = None  # GGUF path or known name for `call(intent)`; None: the pulled default
     model_threads: int = 2
@@ -360,6 +362,9 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     schema = raw.get("schema", defaults.schema)
     if schema not in SCHEMA_MODES:
         raise ConfigError(f"nexus.schema: must be one of {', '.join(SCHEMA_MODES)}, got {schema!r}")
+    pin_tools = raw.get("pin_tools", defaults.pin_tools)
+    if pin_tools not in PIN_MODES:
+        raise ConfigError(f"nexus.pin_tools: must be one of {', '.join(PIN_MODES)}, got {pin_tools!r}")
     confirm = raw.get("confirm", defaults.confirm)
     if confirm not in CONFIRM_MODES:
         raise ConfigError(f"nexus.confirm: must be one of {', '.join(CONFIRM_MODES)}, got {confirm!r}")
@@ -388,6 +393,7 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
         unprefixed=unprefixed,
         cache_dir=expand_vars(cache_dir, "nexus.cache_dir", env) if cache_dir else None,
         journal=expand_vars(journal, "nexus.journal", env) if isinstance(journal, str) else journal,
+        pin_tools=pin_tools,
         defaults=argument_defaults,
     )
 

@@ -3,9 +3,10 @@
 A sidecar serving a project, or the gateway chained in Claude Desktop with ``--from-claude-desktop``,
 should pick up an upstream added to (or removed from) its file without dropping the host's session.
 The file is polled (a stat a second: editors save by replacing the file, which file-change
-notifications report unevenly across platforms) and read again on ``SIGHUP`` too. A file that no longer
-parses is reported on stderr and the running configuration kept: an edit half-way through never takes
-the gateway down.
+notifications report unevenly across platforms) and read again on ``SIGHUP`` too. A file that no
+longer parses is reported on stderr and the running configuration kept: an edit half-way through never
+takes the gateway down. The tool pins file is watched the same way in ``pin_tools: hold`` mode, so a
+review's decision releases held tools at once.
 """
 
 from __future__ import annotations
@@ -46,10 +47,15 @@ async def watch_config(
         if hasattr(signal, "SIGHUP"):
             group.start_soon(_on_hangup, lambda: hangup.set())
         seen = file_stamp(path)
+        pins = gateway.pins.path if gateway.pins is not None and gateway.settings.pin_tools == "hold" else None
+        pins_seen = file_stamp(pins) if pins is not None else None
         while True:
             with anyio.move_on_after(poll):
                 await hangup.wait()
             forced, hangup = hangup.is_set(), anyio.Event()
+            if pins is not None and (pins_stamp := file_stamp(pins)) != pins_seen:
+                pins_seen = pins_stamp  # `nexus-gateway pins accept` released held tools
+                gateway.review_pins()
             stamp = file_stamp(path)
             if stamp == seen and not forced:
                 continue

@@ -40,6 +40,19 @@ class ToolNotFound(RegistryError):
         super().__init__(f"Unknown tool {tool_id!r}.{hint} Use search_tools to find tool ids.")
 
 
+class ToolHeld(ToolNotFound):
+    """The tool's definition changed upstream since it was pinned, and ``nexus.pin_tools`` holds it."""
+
+    def __init__(self, tool_id: str, server: str) -> None:
+        NexusError.__init__(
+            self,
+            f"{tool_id} is held: its server changed its description or schema since it was pinned. "
+            f"`nexus-gateway pins` shows the change; `nexus-gateway pins --accept {server}` trusts it.",
+        )
+        self.tool_id = tool_id
+        self.suggestions = []
+
+
 class ArgumentError(NexusError):
     """Arguments do not satisfy the tool's input schema."""
 

@@ -25,6 +25,7 @@ from .generation_service import GenerationService
 from .host_relay import HostLink
 from .journal import CallJournal, journal_path
 from .oauth import auth_folder
+from .pins import PINS_FILE, ToolPins
 from .registry import Registry, SearchHit, ToolEntry, matches_any
 from .router_service import RouterService
 from .routing import RouteResult
@@ -56,6 +57,7 @@ class Gateway:
         self.config = config
         self.settings = config.settings
         self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
+        self.pins = ToolPins(self.cache.root / PINS_FILE) if self.settings.pin_tools != "off" else None
         path = journal_path(self.settings.journal, self.cache.root)
         self.journal = CallJournal(path) if path is not None else None
         self.registry = Registry(
@@ -85,7 +87,7 @@ class Gateway:
             judge=self.settings.judge,
         )
         for upstream in config.upstreams:
-            if self.registry.load_cached_server(upstream.name):
+            if self._load_cached_server(upstream.name):
                 logger.info(
                     "upstream %s: %d tools from the registry cache",
                     upstream.name,
@@ -104,12 +106,19 @@ class Gateway:
         for server in change.removed + change.restarted:
             self.registry.remove_server(server)
         for server in change.restarted + change.added:
-            self.registry.load_cached_server(server)  # searchable before it has connected, as at start
+            self._load_cached_server(server)  # searchable before it has connected, as at start
         if change:
             self._tools_changed()
         if change.removed or change.restarted:  # an added one announces its lists once it connects
             self._announce("resources", "prompts")
         return change
+
+    def _load_cached_server(self, server: str) -> bool:
+        """A server's tools as last listed, before it connects (held back again if they were)."""
+        loaded = self.registry.load_cached_server(server)
+        if loaded:
+            self._review_pins(server, self.registry.raw_tools(server))
+        return loaded
 
     def _tools_changed(self) -> None:
         self.routing.notify_changed()
@@ -130,8 +139,31 @@ class Gateway:
     def _on_tools(self, server: str, tools: list[dict[str, Any]]) -> None:
         if server not in self.pool.upstreams:  # removed from the configuration while it was listing
             return
+        self._review_pins(server, tools)
         computed = self.registry.set_server_tools(server, tools)
         logger.debug("registry: %s has %d tools (%d newly ingested)", server, len(tools), computed)
+        self._tools_changed()
+
+    def _review_pins(self, server: str, tools: list[dict[str, Any]]) -> None:
+        """Tools whose definition changed since they were pinned: logged, and held in ``hold`` mode."""
+        if self.pins is None:
+            return
+        changes = self.pins.review(server, tools)
+        for change in changes:
+            logger.warning(
+                "upstream %s changed tool %s since it was pinned (%s)%s; review it with `nexus-gateway pins`",
+                server,
+                change.tool,
+                ", ".join(change.fields()),
+                ": held from hosts" if self.settings.pin_tools == "hold" else "",
+            )
+        if self.settings.pin_tools == "hold":
+            self.registry.hold(server, {change.tool for change in changes})
+
+    def review_pins(self) -> None:
+        """Apply decisions taken since (``nexus-gateway pins accept``) to every server's current tools."""
+        for server in self.registry.servers():
+            self._review_pins(server, self.registry.raw_tools(server))
         self._tools_changed()
 
     async def _on_resource_updated(self, server: str, uri: str) -> None:

@@ -42,7 +42,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from .cache import write_atomic
+from .cache import read_json_object, write_atomic
 from .config import UpstreamConfig
 from .exceptions import NexusError
 
@@ -83,11 +83,7 @@ class TokenFile:
         self.path = path
 
     def _read(self) -> dict[str, Any]:
-        try:
-            value = orjson.loads(self.path.read_bytes())
-        except (FileNotFoundError, orjson.JSONDecodeError):
-            return {}
-        return value if isinstance(value, dict) else {}
+        return read_json_object(self.path)
 
     def _write(self, key: str, value: Any) -> None:
         stored = self._read() | {key: value}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cache import RegistryCache, schema_key
-from .exceptions import ToolNotFound
+from .exceptions import ToolHeld, ToolNotFound
 from .lexical import BM25Index, LexicalDocument
 from .signature import first_sentence, signature
 from .toolids import assign_ids
@@ -105,6 +105,9 @@ class Registry:
         self.hide = tuple(hide)  # patterns of tools no host may find or call (``nexus.hide``)
         # server → tool names it hides the same way (a server's own ``disabledTools``, as Roo Code writes it)
         self.disabled: Mapping[str, Collection[str]] = disabled or {}
+        # server → tool names held because their definition changed since pinned (pins.py, "hold" mode)
+        self.held: dict[str, set[str]] = {}
+        self._held_ids: dict[str, str] = {}  # a held tool's id → its server
         self._ingested: dict[str, list[dict[str, Any]]] = {}
         self._entries: dict[str, ToolEntry] = {}
         self._order: list[ToolEntry] = []
@@ -151,6 +154,12 @@ class Registry:
         if self._ingested.pop(server, None) is not None:
             self._changed()
 
+    def hold(self, server: str, names: set[str]) -> None:
+        """Hold ``server``'s tools ``names`` back from every host (and release the others)."""
+        if self.held.get(server, set()) != names:
+            self.held[server] = names
+            self._changed()
+
     def _changed(self) -> None:
         """Entries are rebuilt lazily, once, on the next read: ingesting 100 servers costs one rebuild."""
         self._dirty = True
@@ -186,6 +195,8 @@ class Registry:
         entries = [
             e for e in entries if not matches_any(self.hide, e) and e.name not in self.disabled.get(e.server, ())
         ]
+        self._held_ids = {e.id: e.server for e in entries if e.name in self.held.get(e.server, ())}
+        entries = [e for e in entries if e.id not in self._held_ids]
         self._order = entries
         self._entries = {e.id: e for e in entries}
         self._index = None
@@ -203,9 +214,15 @@ class Registry:
     def servers(self) -> list[str]:
         return list(self._ingested)
 
+    def raw_tools(self, server: str) -> list[dict[str, Any]]:
+        """``server``'s tools as it listed them (held and hidden ones too)."""
+        return [item["tool"] for item in self._ingested.get(server, [])]
+
     def get(self, tool_id: str) -> ToolEntry:
         self._fresh()
         entry = self._entries.get(tool_id)
+        if entry is None and tool_id in self._held_ids:
+            raise ToolHeld(tool_id, self._held_ids[tool_id])
         if entry is None:
             close = difflib.get_close_matches(tool_id, list(self._entries), n=3, cutoff=0.6)
             raise ToolNotFound(tool_id, close)

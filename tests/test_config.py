@@ -83,6 +83,7 @@ def test_argument_defaults_per_server() -> None:
         ({"mcpServers": {"git": {"command": "x"}}, "nexus": {"defaults": {"git": "."}}}, "nexus.defaults.git: must be"),
         ({"mcpServers": {}, "nexus": {"defaults": []}}, "nexus.defaults: must be an object"),
         ({"mcpServers": {}, "nexus": {"journal": 1}}, "nexus.journal: must be true, false or a file path"),
+        ({"mcpServers": {}, "nexus": {"pin_tools": "yes"}}, "nexus.pin_tools: must be one of warn, hold, off"),
         ([], "top level must be a JSON object"),
     ],
 )
