@@ -123,6 +123,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def cache_root(config: GatewayConfig) -> Path:
+    """The cache folder the configuration's gateway uses (registry, journal, logins, pins)."""
+    from .cache import RegistryCache
+
+    return RegistryCache(config.settings.cache_dir).root
+
+
 def print_json(value: Any) -> None:
     sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
 
@@ -189,7 +196,8 @@ async def cmd_status(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 
 def _tool_count(listed: int, shown: int) -> str:
-    """How many tools a server lists, and how many of them ``nexus.hide`` or ``disabledTools`` hide."""
+    """How many tools a server lists, and how many of them are hidden (``nexus.hide``, ``disabledTools``, or
+    held by ``pin_tools: hold``)."""
     return f"{listed} ({listed - shown} hidden)" if shown < listed else str(listed)
 
 
@@ -302,10 +310,9 @@ async def cmd_ask(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 async def cmd_journal(args: argparse.Namespace, config: GatewayConfig) -> int:
     """The call journal's last calls, newest last; ``--unfinished``: only those that may have run unseen."""
-    from .cache import RegistryCache
     from .journal import journal_path, read_journal
 
-    path = journal_path(config.settings.journal, RegistryCache(config.settings.cache_dir).root)
+    path = journal_path(config.settings.journal, cache_root(config))
     if path is None:
         raise ConfigError("nexus.journal is false in this configuration: no calls are journalled")
     entries = read_journal(path)
@@ -342,11 +349,10 @@ async def cmd_journal(args: argparse.Namespace, config: GatewayConfig) -> int:
 async def cmd_login(args: argparse.Namespace, config: GatewayConfig) -> int:
     """The OAuth consent for one remote upstream, at this terminal; ``serve`` then uses and refreshes the
     tokens it stores."""
-    from .cache import RegistryCache
     from .oauth import auth_folder, login
 
     upstream = config.upstream(args.server)
-    folder = auth_folder(RegistryCache(config.settings.cache_dir).root)
+    folder = auth_folder(cache_root(config))
 
     async def show(url: str) -> None:
         sys.stderr.write(f"Open this address to log in to {upstream.name}:\n{url}\n")
@@ -363,11 +369,10 @@ async def cmd_login(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 async def cmd_logout(args: argparse.Namespace, config: GatewayConfig) -> int:
     """Forget the tokens ``login`` stored for one upstream."""
-    from .cache import RegistryCache
     from .oauth import auth_folder, token_path
 
     upstream = config.upstream(args.server)
-    path = token_path(auth_folder(RegistryCache(config.settings.cache_dir).root), upstream)
+    path = token_path(auth_folder(cache_root(config)), upstream)
     if not path.exists():
         sys.stderr.write(f"nexus-gateway: no login stored for {upstream.name}\n")
         return ExitStatus.OK
@@ -378,10 +383,9 @@ async def cmd_logout(args: argparse.Namespace, config: GatewayConfig) -> int:
 
 async def cmd_pins(args: argparse.Namespace, config: GatewayConfig) -> int:
     """Tools whose definition changed since they were pinned; ``--accept SERVER`` trusts the new ones."""
-    from .cache import RegistryCache
     from .pins import PINS_FILE, ToolPins
 
-    pins = ToolPins(RegistryCache(config.settings.cache_dir).root / PINS_FILE)
+    pins = ToolPins(cache_root(config) / PINS_FILE)
     if args.accept:
         accepted = pins.accept(args.accept, args.tool or ())
         if not accepted:

@@ -161,7 +161,7 @@ class Gateway:
             self.registry.hold(server, {change.tool for change in changes})
 
     def review_pins(self) -> None:
-        """Apply decisions taken since (``nexus-gateway pins accept``) to every server's current tools."""
+        """Apply decisions taken since (``nexus-gateway pins --accept``) to every server's current tools."""
         for server in self.registry.servers():
             self._review_pins(server, self.registry.raw_tools(server))
         self._tools_changed()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,15 +61,31 @@ class ToolPins:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # the file as last read or written, and its stamp: a review that changes nothing re-reads nothing
+        # (the file holds every pinned definition, 1.5 MB for 1,300 tools)
+        self._pins: dict[str, Any] = {}
+        self._stamp: tuple[int, int, int] | None = None
+
+    def _current_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            status = os.stat(self.path)
+        except OSError:
+            return None
+        return status.st_mtime_ns, status.st_size, status.st_ino
 
     def _read(self) -> dict[str, Any]:
-        return read_json_object(self.path)
+        stamp = self._current_stamp()
+        if stamp is None or stamp != self._stamp:
+            self._pins, self._stamp = read_json_object(self.path), stamp
+        return self._pins
 
     def _write(self, pins: dict[str, Any]) -> None:
         try:
             write_atomic(self.path, orjson.dumps(pins, option=orjson.OPT_SORT_KEYS))
         except OSError as exc:
             logger.warning("tool pins %s cannot be written: %s", self.path, exc)
+            return
+        self._pins, self._stamp = pins, self._current_stamp()
 
     def review(self, server: str, tools: Iterable[dict[str, Any]]) -> list[PinChange]:
         """Compare ``server``'s tools with their pins: pin the ones seen for the first time, note the
