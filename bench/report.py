@@ -77,12 +77,18 @@ benchmark (`--calls 2000`; the gateway without the progress request was a tempor
 ratio 1.84 / 1.86 against 1.81 / 1.81: about 0.05 ms a call, kept for calls that are not cut off.
 
 Since session 27 the gateway journals every call it sends upstream (`nexus.journal`, on by default: a JSON
-line when it is sent and one when it ends; `docs/design.md`), and this benchmark runs with it on. Its cost,
-measured once outside this benchmark (a loop of 5,000 journalled calls with GitHub-sized arguments): 19 µs
-a call for both lines, about 2% of what the gateway adds on stdio. Three runs of this benchmark the same
-hour, journal on / off / on (the off side a temporary `"journal": false` in the benchmark's config, not
-kept): stdio added p50 1.02 / 1.17 / 1.04 ms, with the bare SDK proxy at 1.02 / 1.28 / 1.06 ms in the
-same runs, so the machine's drift between runs (0.2 ms) hides the journal's cost.
+line when it is sent and one when it ends; `docs/design.md`), and this benchmark runs with it on. What it
+costs, measured with a temporary `"journal": false` in this benchmark's config (not kept; runs of
+`--calls 2000 --seconds 1` alternating on and off, the gateway's added p50 minus the bare SDK proxy's in
+the same run, which cancels the machine's drift between runs): with the journal −0.02 to +0.07 ms over six
+runs, without it −0.10 to −0.17 ms over six: **about 0.13 ms a call**, although a loop of 5,000 journalled
+calls outside the gateway takes 18 µs a call; inside the running gateway each line's encoding and `write`
+took 22–36 µs (instrumented once), the rest is the journal's other Python work in a process whose caches
+the SDK keeps cold. Writing the `done` lines in batches every 0.2 s instead of one by one (one system call
+per call instead of two) did not change it (two runs each way: −0.02 / +0.07 with it against −0.17 /
+−0.13 without the journal), so it was not kept. The journal stays on by default: a record of what the
+gateway did on the user's behalf is worth a tenth of a millisecond next to an agent's turn; `"journal":
+false` takes it back.
 
 Against the targets:
 - added p50 ≤ 1 ms on stdio: {verdict(r["stdio"]["added_p50_ms"] <= 1)} ({r["stdio"]["added_p50_ms"]:.2f} ms). The
