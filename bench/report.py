@@ -82,20 +82,21 @@ Since session 27 the gateway journals every call it sends upstream (`nexus.journ
 line when it is sent and one when it ends; `docs/design.md`), and this benchmark runs with it on. What it
 costs, measured with a temporary `"journal": false` in this benchmark's config (not kept; runs of
 `--calls 2000 --seconds 1` alternating on and off, the gateway's added p50 minus the bare SDK proxy's in
-the same run, which cancels the machine's drift between runs): with the journal −0.02 to +0.07 ms over six
-runs, without it −0.10 to −0.17 ms over six: **about 0.13 ms a call**, although a loop of 5,000 journalled
+the same run, which cancels the machine's drift between runs): with the journal −0.02 to +0.06 ms over six
+runs, without it −0.08 to −0.17 ms over eight (two of them with `pin_tools: "off"` as well, which touches no
+call): **about 0.14 ms a call** (the means, +0.02 and −0.13 ms), although a loop of 5,000 journalled
 calls outside the gateway takes 18 µs a call; inside the running gateway each line's encoding and `write`
 took 22–36 µs (instrumented once), the rest is the journal's other Python work in a process whose caches
 the SDK keeps cold. Writing the `done` lines in batches every 0.2 s instead of one by one (one system call
-per call instead of two) did not change it (two runs each way: −0.02 / +0.07 with it against −0.17 /
-−0.13 without the journal), so it was not kept. The journal stays on by default: a record of what the
+per call instead of two) did not change it (+0.07 / −0.02 ms in two runs with it, against −0.17 / −0.13 ms
+without the journal in the same hour), so it was not kept. The journal stays on by default: a record of what the
 gateway did on the user's behalf is worth a tenth of a millisecond next to an agent's turn; `"journal":
 false` takes it back.
 
 Against the targets:
 - added p50 ≤ 1 ms on stdio: {verdict(r["stdio"]["added_p50_ms"] <= 1)} ({r["stdio"]["added_p50_ms"]:.2f} ms). The
   gateway adds {against_bare} the bare SDK proxy ({r["stdio_bare_sdk_proxy"]["added_p50_ms"]:.2f} ms in the same run;
-  without the call journal it adds about 0.13 ms less, above); what remains is the `mcp` SDK's own per-hop
+  without the call journal it adds about 0.14 ms less, above); what remains is the `mcp` SDK's own per-hop
   cost (request and result validation, version surfaces, task hand-offs). See `docs/design.md`. The figure
   moves with the machine more than with the code: this run found a direct call's p50 at
   {r["stdio"]["direct_p50_ms"]:.2f} ms, session 26's recorded run at 1.22 ms (added 1.00 ms, bare proxy 1.14 ms),
