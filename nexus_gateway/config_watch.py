@@ -47,14 +47,12 @@ async def watch_config(
         if hasattr(signal, "SIGHUP"):
             group.start_soon(_on_hangup, lambda: hangup.set())
         seen = file_stamp(path)
-        pins = gateway.pins.path if gateway.pins is not None and gateway.settings.pin_tools == "hold" else None
-        pins_seen = file_stamp(pins) if pins is not None else None
+        pins = gateway.pins if gateway.settings.pin_tools == "hold" else None
         while True:
             with anyio.move_on_after(poll):
                 await hangup.wait()
             forced, hangup = hangup.is_set(), anyio.Event()
-            if pins is not None and (pins_stamp := file_stamp(pins)) != pins_seen:
-                pins_seen = pins_stamp  # `nexus-gateway pins accept` released held tools
+            if pins is not None and pins.changed_elsewhere():  # `nexus-gateway pins --accept` released tools
                 gateway.review_pins()
             stamp = file_stamp(path)
             if stamp == seen and not forced:

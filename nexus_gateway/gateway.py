@@ -144,10 +144,11 @@ class Gateway:
         logger.debug("registry: %s has %d tools (%d newly ingested)", server, len(tools), computed)
         self._tools_changed()
 
-    def _review_pins(self, server: str, tools: list[dict[str, Any]]) -> None:
-        """Tools whose definition changed since they were pinned: logged, and held in ``hold`` mode."""
+    def _review_pins(self, server: str, tools: list[dict[str, Any]]) -> bool:
+        """Tools whose definition changed since they were pinned: logged, and held in ``hold`` mode;
+        whether that changed which of ``server``'s tools are held."""
         if self.pins is None:
-            return
+            return False
         changes = self.pins.review(server, tools)
         for change in changes:
             logger.warning(
@@ -157,14 +158,13 @@ class Gateway:
                 ", ".join(change.fields()),
                 ": held from hosts" if self.settings.pin_tools == "hold" else "",
             )
-        if self.settings.pin_tools == "hold":
-            self.registry.hold(server, {change.tool for change in changes})
+        return self.settings.pin_tools == "hold" and self.registry.hold(server, {change.tool for change in changes})
 
     def review_pins(self) -> None:
         """Apply decisions taken since (``nexus-gateway pins --accept``) to every server's current tools."""
-        for server in self.registry.servers():
-            self._review_pins(server, self.registry.raw_tools(server))
-        self._tools_changed()
+        released = [self._review_pins(server, self.registry.raw_tools(server)) for server in self.registry.servers()]
+        if any(released):
+            self._tools_changed()
 
     async def _on_resource_updated(self, server: str, uri: str) -> None:
         """An upstream says a subscribed resource changed: tell the host under the gateway's name for it."""

@@ -73,6 +73,10 @@ class ToolPins:
             return None
         return status.st_mtime_ns, status.st_size, status.st_ino
 
+    def changed_elsewhere(self) -> bool:
+        """The file changed since this object last read or wrote it (another process decided)."""
+        return self._current_stamp() != self._stamp
+
     def _read(self) -> dict[str, Any]:
         stamp = self._current_stamp()
         if stamp is None or stamp != self._stamp:

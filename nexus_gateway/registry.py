@@ -154,11 +154,14 @@ class Registry:
         if self._ingested.pop(server, None) is not None:
             self._changed()
 
-    def hold(self, server: str, names: set[str]) -> None:
-        """Hold ``server``'s tools ``names`` back from every host (and release the others)."""
-        if self.held.get(server, set()) != names:
-            self.held[server] = names
-            self._changed()
+    def hold(self, server: str, names: set[str]) -> bool:
+        """Hold ``server``'s tools ``names`` back from every host (and release the others); whether that
+        changed what is held."""
+        if self.held.get(server, set()) == names:
+            return False
+        self.held[server] = names
+        self._changed()
+        return True
 
     def _changed(self) -> None:
         """Entries are rebuilt lazily, once, on the next read: ingesting 100 servers costs one rebuild."""
