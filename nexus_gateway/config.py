@@ -181,7 +181,8 @@ def _is_self(upstream: UpstreamConfig) -> bool:
 
 def parse_config(raw: Any, source: str = "<memory>", environ: dict[str, str] | None = None) -> GatewayConfig:
     """Validate a decoded config object."""
-    env = _with_vscode_variables(os.environ if environ is None else environ, source)
+    base = Path(source).resolve().parent if source != "<memory>" else Path.cwd()  # the config's folder
+    env = _with_vscode_variables(os.environ if environ is None else environ, base)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the top level must be a JSON object")
     section = "mcpServers" if "mcpServers" in raw or "servers" not in raw else "servers"  # servers: VS Code
@@ -190,7 +191,6 @@ def parse_config(raw: Any, source: str = "<memory>", environ: dict[str, str] | N
     servers = raw[section]
     if not isinstance(servers, dict):
         raise ConfigError(f"{source}: {section} must be an object of name → server")
-    base = Path(source).parent if source != "<memory>" else Path.cwd()
     upstreams = tuple(
         _parse_upstream(name, spec, env, f"{section}.{name}", base)
         for name, spec in servers.items()
@@ -201,10 +201,9 @@ def parse_config(raw: Any, source: str = "<memory>", environ: dict[str, str] | N
     return GatewayConfig(upstreams=upstreams, settings=settings, source=source, disabled=disabled)
 
 
-def _with_vscode_variables(environ: dict[str, str] | os._Environ[str], source: str) -> dict[str, str]:
+def _with_vscode_variables(environ: dict[str, str] | os._Environ[str], folder: Path) -> dict[str, str]:
     """The environment plus VS Code's ``${workspaceFolder}`` (the folder holding ``.vscode/mcp.json``,
-    else the config's own folder) and ``${userHome}``, unless the environment already names them."""
-    folder = Path(source).resolve().parent if source != "<memory>" else Path.cwd()
+    else the config's own ``folder``) and ``${userHome}``, unless the environment already names them."""
     if folder.name == ".vscode":
         folder = folder.parent
     return {"workspaceFolder": str(folder), "userHome": str(Path.home()), **environ}

@@ -85,8 +85,8 @@ class TokenFile:
     def _read(self) -> dict[str, Any]:
         return read_json_object(self.path)
 
-    def _write(self, key: str, value: Any) -> None:
-        stored = self._read() | {key: value}
+    def _write(self, **values: Any) -> None:
+        stored = self._read() | values
         try:
             write_atomic(self.path, orjson.dumps(stored))
             os.chmod(self.path, 0o600)
@@ -98,9 +98,10 @@ class TokenFile:
         return OAuthToken.model_validate(raw) if raw else None
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        self._write("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        expires_at = None
         if tokens.expires_in is not None:  # a little early: the server's clock may run ahead of ours
-            self._write("expires_at", time.time() + tokens.expires_in - min(EXPIRY_MARGIN_S, tokens.expires_in / 10))
+            expires_at = time.time() + tokens.expires_in - min(EXPIRY_MARGIN_S, tokens.expires_in / 10)
+        self._write(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at)
 
     def expires_at(self) -> float | None:
         """When the stored access token expires (the token's ``expires_in`` counts from when it came)."""
@@ -112,7 +113,7 @@ class TokenFile:
         return OAuthClientInformationFull.model_validate(raw) if raw else None
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self._write("client_info", client_info.model_dump(mode="json", exclude_none=True))
+        self._write(client_info=client_info.model_dump(mode="json", exclude_none=True))
 
 
 def _metadata(redirect: str) -> OAuthClientMetadata:
