@@ -9,6 +9,7 @@ package, whose own folder may not be writable)::
     journal.jsonl                                  the call journal (journal.py)
     auth/<server>-<url hash>.json                  OAuth tokens stored by ``nexus-gateway login`` (oauth.py)
     pins.json                                      tool definitions pinned on first sight (pins.py)
+    pins.json.lock                                 held while a process updates pins.json (``updating``)
 
 Every file starts with the line ``NEXUS1 <sha256 of the rest>``. A file that is truncated, edited or
 otherwise fails the check raises :class:`CacheCorrupt` inside this module; callers see ``None`` (a
@@ -21,10 +22,13 @@ import hashlib
 import logging
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import orjson
+from filelock import FileLock, Timeout
 
 from .exceptions import CacheCorrupt
 
@@ -67,6 +71,33 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+LOCK_SECONDS = 10.0
+
+
+@contextmanager
+def updating(path: Path, timeout: float = LOCK_SECONDS) -> Iterator[None]:
+    """Hold ``path``'s inter-process lock (``<path>.lock``) around a read-modify-write of it.
+
+    Several gateways share one cache folder (Claude Desktop and Cursor each start one over the same
+    config), and an atomic write alone only keeps a reader from seeing half a file: two processes that
+    read, change and write it at once still lose one's change. The lock is ``flock``/``LockFileEx``
+    through ``filelock``, so a process that dies holding it releases it. When it cannot be had (a
+    process stuck past ``timeout``, a folder that takes no lock file) the update goes ahead unlocked with
+    a warning: losing the race is no worse than before, and refusing would stop the gateway serving."""
+    lock = FileLock(f"{path}.lock", timeout=timeout)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except (Timeout, OSError) as exc:
+        logger.warning("%s is updated without its lock (%s); another gateway's change may be lost", path, exc)
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def read_json_object(path: Path) -> dict[str, Any]:

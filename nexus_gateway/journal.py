@@ -32,6 +32,8 @@ from typing import Any
 import anyio
 import orjson
 
+from .cache import updating
+
 logger = logging.getLogger(__name__)
 
 JOURNAL_FILE = "journal.jsonl"
@@ -157,7 +159,14 @@ class CallJournal:
             return True
         if open_file.st_size < self.max_bytes:
             return False
-        os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+        # Another gateway may be rotating the same file this instant: without the lock, one that had
+        # seen the old file would move the other's fresh journal over the generation just rotated.
+        with updating(self.path):
+            try:
+                if os.stat(self.path).st_ino == open_file.st_ino:
+                    os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+            except FileNotFoundError:
+                pass
         return True
 
     def close(self) -> None:

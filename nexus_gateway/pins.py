@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from .cache import canonical_json, read_json_object, write_atomic
+from .cache import canonical_json, read_json_object, updating, write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +94,10 @@ class ToolPins:
     def review(self, server: str, tools: Iterable[dict[str, Any]]) -> list[PinChange]:
         """Compare ``server``'s tools with their pins: pin the ones seen for the first time, note the
         current definition of the ones that changed, and return those."""
+        with updating(self.path):  # other gateways and ``pins --accept`` write the same file
+            return self._review(server, tools)
+
+    def _review(self, server: str, tools: Iterable[dict[str, Any]]) -> list[PinChange]:
         pins = self._read()
         known: dict[str, Any] = pins.setdefault(server, {})
         changes, dirty = [], False
@@ -127,6 +131,10 @@ class ToolPins:
     def accept(self, server: str, names: Sequence[str] = ()) -> list[str]:
         """Trust the definitions now served for ``server``'s changed tools (``names``, or all of them);
         returns the tools accepted."""
+        with updating(self.path):
+            return self._accept(server, names)
+
+    def _accept(self, server: str, names: Sequence[str]) -> list[str]:
         pins = self._read()
         accepted = []
         for name, pin in pins.get(server, {}).items():

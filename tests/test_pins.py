@@ -82,3 +82,30 @@ def test_a_new_tool_is_pinned_on_first_sight_and_a_change_back_needs_no_review(t
     assert pins.review("s", [tool]) == [] and pins.pending() == []
     assert pins.review("s", [tool, {**tool, "name": "u"}]) == []  # a new tool on a known server
     assert pins.accept("s") == []
+
+
+REVIEWER = """
+import sys
+from pathlib import Path
+from nexus_gateway.pins import ToolPins
+
+pins = ToolPins(Path(sys.argv[1]))
+for round_ in range(int(sys.argv[3])):
+    pins.review(f"{sys.argv[2]}-{round_}", [{"name": "echo", "description": "Echo the text."}])
+"""
+
+
+def test_gateways_sharing_the_pins_file_lose_no_pin(tmp_path: Path) -> None:
+    """Claude Desktop and Cursor each start a gateway over the same config, so several processes pin into
+    one file at once. A pin lost to another process's write would let that server's tools be pinned
+    again later, as first seen, whatever they say by then."""
+    import subprocess
+    import sys
+
+    path, rounds = tmp_path / PINS_FILE, 40
+    writers = [
+        subprocess.Popen([sys.executable, "-c", REVIEWER, str(path), f"gateway{k}", str(rounds)]) for k in range(4)
+    ]
+    assert all(writer.wait(timeout=120) == 0 for writer in writers)
+    pinned = json.loads(path.read_text())
+    assert len(pinned) == 4 * rounds, f"{4 * rounds - len(pinned)} servers' pins lost"
