@@ -24,7 +24,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import httpx2
@@ -50,6 +50,7 @@ logger = logging.getLogger(__name__)
 
 CLIENT_NAME = "Nexus Gateway"
 LOGIN_TIMEOUT_S = 300.0  # how long `login` waits for the person to consent in the browser
+REFRESH_RACE_S = 2.0  # how long a refused refresh waits for another gateway's refreshed tokens to be stored
 EXPIRY_MARGIN_S = 60.0  # a stored access token counts as expired this much early (a tenth of a short one's life)
 # the redirect a gateway that only refreshes registers with: never visited (serve starts no consent)
 NO_REDIRECT = "http://127.0.0.1/nexus-gateway/no-login-here"
@@ -116,6 +117,56 @@ class TokenFile:
         self._write(client_info=client_info.model_dump(mode="json", exclude_none=True))
 
 
+class StoredLoginProvider(OAuthClientProvider):
+    """The SDK's provider over a stored login that other gateway processes share and refresh too.
+
+    Claude Desktop and Cursor each start a gateway over the same config, so two processes hold one
+    login. Authorization servers rotate refresh tokens (OAuth 2.1: each works once), so the process that
+    refreshes second would spend a used refresh token, be refused, and fail its call with a login
+    request, though the file already holds good tokens. So an expired token is first looked for in the
+    file (another process may have refreshed it), and a refused refresh is answered from the file too
+    when another process's refresh landed meanwhile."""
+
+    def __init__(self, server_url: str, metadata: OAuthClientMetadata, stored: TokenFile, **handlers: Any) -> None:
+        super().__init__(server_url, metadata, stored, **handlers)
+        self._stored = stored
+        self._loaded = False
+
+    # The SDK re-reads storage whenever ``_initialized`` is false; an expired token makes it so.
+    @property
+    def _initialized(self) -> bool:
+        return self._loaded and self.context.is_token_valid()
+
+    @_initialized.setter
+    def _initialized(self, value: bool) -> None:
+        self._loaded = value
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        # The SDK learns a token's expiry only when it receives one; a token read back from storage would
+        # count as valid forever, be sent after it expired, and the 401 would start a consent instead of
+        # the refresh it needs. Told when it expires, the provider refreshes it first.
+        self.context.token_expiry_time = self._stored.expires_at()
+
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        spent = self.context.current_tokens.refresh_token if self.context.current_tokens else None
+        if await super()._handle_refresh_response(response):
+            return True
+        # Refused: if another gateway refreshed with the same token a moment ago, its tokens are (or are
+        # about to be) in the file.
+        with anyio.move_on_after(REFRESH_RACE_S):
+            while True:
+                tokens = await self._stored.get_tokens()
+                if tokens is not None and tokens.refresh_token != spent:
+                    self.context.current_tokens = tokens
+                    self.context.token_expiry_time = self._stored.expires_at()
+                    self._loaded = True
+                    logger.info("another gateway refreshed the login first; using its tokens")
+                    return True
+                await anyio.sleep(0.1)
+        return False
+
+
 def _metadata(redirect: str) -> OAuthClientMetadata:
     return OAuthClientMetadata(
         client_name=CLIENT_NAME,
@@ -126,49 +177,56 @@ def _metadata(redirect: str) -> OAuthClientMetadata:
     )
 
 
+Refused = Callable[[str], None]
+
+
 class LoginGate(httpx2.Auth):
     """An upstream with no stored login: requests go out as configured, and a 401 answer fails the
     connection saying what to do (the SDK's transport would only say "Server returned an error
     response")."""
 
-    def __init__(self, upstream: UpstreamConfig) -> None:
+    def __init__(self, upstream: UpstreamConfig, refused: Refused | None = None) -> None:
         self.upstream = upstream
+        self.refused = refused
 
     def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
         response = yield request
         if response.status_code != 401:
             return
         if has_static_authorization(self.upstream):
-            raise NexusError("the server refused the Authorization header of the config (HTTP 401)")
-        raise LoginRequired(self.upstream.name)
+            _refuse(NexusError("the server refused the Authorization header of the config (HTTP 401)"), self.refused)
+        _refuse(LoginRequired(self.upstream.name), self.refused)
 
 
-def upstream_auth(upstream: UpstreamConfig, folder: Path) -> httpx2.Auth:
+def _refuse(error: NexusError, refused: Refused | None) -> NoReturn:
+    """Fail the connection with ``error``, telling ``refused`` first: the error ends the transport's task
+    group, so what the connection's calls hear is whatever reason they were given before it unwound."""
+    if refused is not None:
+        refused(str(error))
+    raise error
+
+
+def upstream_auth(upstream: UpstreamConfig, folder: Path, refused: Refused | None = None) -> httpx2.Auth:
     """What ``serve`` connects an HTTP upstream with: the stored login's tokens, refreshed when they
-    expire; without a stored login, a :class:`LoginGate`."""
+    expire; without a stored login, a :class:`LoginGate`. ``refused`` hears why a connection is about to
+    fail for want of a login."""
     path = token_path(folder, upstream)
     if has_static_authorization(upstream) or not path.exists():
-        return LoginGate(upstream)
+        return LoginGate(upstream, refused)
 
     async def refuse_redirect(url: str) -> None:
-        raise LoginRequired(upstream.name)
+        _refuse(LoginRequired(upstream.name), refused)
 
     async def refuse_callback() -> AuthorizationCodeResult:
-        raise LoginRequired(upstream.name)
+        _refuse(LoginRequired(upstream.name), refused)
 
-    stored = TokenFile(path)
-    provider = OAuthClientProvider(
+    return StoredLoginProvider(
         upstream.url or "",
         _metadata(NO_REDIRECT),
-        stored,
+        TokenFile(path),
         redirect_handler=refuse_redirect,
         callback_handler=refuse_callback,
     )
-    # The SDK learns a token's expiry only when it receives one; a token read back from storage would
-    # count as valid forever, be sent after it expired, and the 401 would start a consent instead of the
-    # refresh it needs. Told when it expires, the provider refreshes it first.
-    provider.context.token_expiry_time = stored.expires_at()
-    return provider
 
 
 async def login(upstream: UpstreamConfig, folder: Path, show: Callable[[str], Awaitable[None]]) -> None:

@@ -230,6 +230,9 @@ class Upstream:
         self.state = UpstreamState.CONNECTING
         self.error: str | None = None
         self.connect_ms: float | None = None
+        # why the transport is failing, when it says so before it unwinds (a login that ended, oauth.py):
+        # the connection's calls are told this instead of a generic loss
+        self._refused: str | None = None
         self.attempts = 0
         self.tool_count = 0
         self.first_attempt = anyio.Event()
@@ -436,6 +439,11 @@ class Upstream:
             raise UpstreamUnavailable(self.name, f"not connected ({self.state.value}{detail})")
         return connection
 
+    def _refuse(self, reason: str) -> None:
+        self._refused = reason
+        if self._connection is not None:
+            self._connection.lose(reason)
+
     @asynccontextmanager
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
         config = self.config
@@ -446,7 +454,8 @@ class Upstream:
             async with self.stderr.pipe() as errlog, stdio_client(params, errlog=errlog) as streams:
                 yield streams
             return
-        auth = upstream_auth(config, self.auth_dir) if self.auth_dir is not None else None
+        self._refused = None
+        auth = upstream_auth(config, self.auth_dir, self._refuse) if self.auth_dir is not None else None
         if config.transport == "http":
             async with (
                 create_mcp_http_client(headers=config.headers or None, auth=auth) as http,
@@ -510,7 +519,7 @@ class Upstream:
                 self.error = self.stderr.explain(connection.lost_reason)
                 logger.warning("upstream %s: connection lost: %s", self.name, connection.lost_reason)
             finally:
-                connection.lose(connection.lost_reason or "gateway shutting down")
+                connection.lose(connection.lost_reason or self._refused or "gateway shutting down")
         return True
 
     async def _subscribe_again(self, session: ClientSession) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 from conftest import FIXTURES, REPO, gateway_env, result_text, run_cli, stdio_gateway, write_config
+from mcp import ClientSession
 from procs import free_port, running
 
 OAUTH_SERVER = FIXTURES / "oauth_server.py"
@@ -86,3 +87,61 @@ def test_login_refuses_servers_that_have_no_oauth(tmp_path: Path) -> None:
     assert keyed.returncode != 0 and "Authorization header" in keyed.stderr
     unknown = run_cli("login", "ghost", "--config", str(config), cache=tmp_path)
     assert unknown.returncode != 0 and "no upstream named 'ghost'" in unknown.stderr
+
+
+@pytest.mark.anyio
+async def test_gateways_sharing_a_login_follow_each_others_refreshes(tmp_path: Path) -> None:
+    """Claude Desktop and Cursor each run a gateway over the same config, so two processes hold the same
+    stored login. The authorization server rotates refresh tokens (each works once), so the gateway that
+    refreshes second must take the tokens the first stored instead of spending the used refresh token and
+    being told to log in again."""
+    port = free_port()
+    server = [sys.executable, str(OAUTH_SERVER), "--port", str(port), "--token-seconds", str(TOKEN_SECONDS)]
+    with running(server, port):
+        config = write_config(
+            tmp_path / "config.json", {"remote": {"url": f"http://127.0.0.1:{port}/mcp"}}, connect_timeout=10
+        )
+        cache = tmp_path / "cache"
+        log_in_as_the_browser_would(config, cache)
+        async with stdio_gateway(config, cache) as first, stdio_gateway(config, cache) as second:
+            for host in (first, second):
+                called = await host.call_tool("call_tool", {"tool": "remote__whoami", "arguments": {}})
+                assert not called.is_error, result_text(called)
+            answers: list[str] = []
+
+            async def whoami(host: ClientSession) -> None:
+                called = await host.call_tool("call_tool", {"tool": "remote__whoami", "arguments": {}})
+                answers.append("" if called.is_error else result_text(called))
+
+            await anyio.sleep(TOKEN_SECONDS + 1.5)  # one gateway refreshes, then the other reads the file
+            await whoami(first)
+            await whoami(second)
+            # never a spent refresh token sent: servers that detect reuse revoke the whole login for it
+            refused = await first.call_tool("call_tool", {"tool": "remote__refused_refreshes", "arguments": {}})
+            assert result_text(refused) == "0", result_text(refused)
+            await anyio.sleep(TOKEN_SECONDS + 1.5)  # both refresh at once: the server takes one, refuses one
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(whoami, first)
+                calls.start_soon(whoami, second)
+            assert len(answers) == 4 and all("authorized as" in answer for answer in answers), answers
+
+
+@pytest.mark.anyio
+async def test_a_login_that_ends_under_a_running_gateway_says_how_to_log_in_again(tmp_path: Path) -> None:
+    """The refresh token revoked, or the login removed with ``logout``: the next call after the access
+    token expires cannot be authorized, and the host must hear what to run, not "connection lost"."""
+    port = free_port()
+    server = [sys.executable, str(OAUTH_SERVER), "--port", str(port), "--token-seconds", str(TOKEN_SECONDS)]
+    with running(server, port):
+        config = write_config(
+            tmp_path / "config.json", {"remote": {"url": f"http://127.0.0.1:{port}/mcp"}}, connect_timeout=10
+        )
+        cache = tmp_path / "cache"
+        log_in_as_the_browser_would(config, cache)
+        async with stdio_gateway(config, cache) as host:
+            called = await host.call_tool("call_tool", {"tool": "remote__whoami", "arguments": {}})
+            assert not called.is_error, result_text(called)
+            assert run_cli("logout", "remote", "--config", str(config), cache=cache).returncode == 0
+            await anyio.sleep(TOKEN_SECONDS + 1.5)
+            refused = await host.call_tool("call_tool", {"tool": "remote__whoami", "arguments": {}})
+            assert refused.is_error and "run `nexus-gateway login remote`" in result_text(refused), result_text(refused)
