@@ -315,6 +315,9 @@ async def cmd_journal(args: argparse.Namespace, config: GatewayConfig) -> int:
     path = journal_path(config.settings.journal, cache_root(config))
     if path is None:
         raise ConfigError("nexus.journal is false in this configuration: no calls are journalled")
+    if args.follow and args.json:  # a stream for another program: the journal's own lines, from now on
+        await follow_journal(path, as_json=True)
+        return ExitStatus.OK
     entries = read_journal(path)
     if args.unfinished:
         entries = [e for e in entries if e.outcome == "unfinished"]
@@ -323,7 +326,9 @@ async def cmd_journal(args: argparse.Namespace, config: GatewayConfig) -> int:
         print_json([asdict(e) for e in entries])
         return ExitStatus.OK
     if not entries:
-        sys.stderr.write(f"nexus-gateway: no calls in {path}\n")
+        sys.stderr.write(f"nexus-gateway: no calls in {path}{' yet' if args.follow else ''}\n")
+        if args.follow:
+            await follow_journal(path, as_json=False)
         return ExitStatus.OK
     rows = [
         [
@@ -343,7 +348,36 @@ async def cmd_journal(args: argparse.Namespace, config: GatewayConfig) -> int:
             f"nexus-gateway: {unfinished} call(s) were in flight when their gateway stopped: "
             "they may have run; check before sending them again\n"
         )
+    if args.follow:
+        await follow_journal(path, as_json=False)
     return ExitStatus.OK
+
+
+async def follow_journal(path: Path, *, as_json: bool) -> None:
+    """``journal --follow``: a line per call sent and per call ended, as the gateways write them, until
+    interrupted or until the reader goes (``| head``). With ``as_json`` the journal's own lines (JSONL)
+    for another program to read."""
+    from .journal import follow
+
+    tools: dict[str, str] = {}  # a call's tool, from its ``sent`` line (the ``done`` line leaves it out)
+    try:
+        async for line in follow(path):
+            sys.stdout.write(orjson.dumps(line).decode() + "\n" if as_json else _followed(line, tools))
+            sys.stdout.flush()
+    except BrokenPipeError:  # the reader is gone; stdout's last flush at exit must not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _followed(line: dict[str, Any], tools: dict[str, str]) -> str:
+    call, at = str(line.get("call", "")), str(line.get("at", ""))[11:19]
+    if line.get("event") == "sent":
+        tools[call] = str(line.get("tool", ""))
+        detail = line.get("intent") or orjson.dumps(line.get("arguments")).decode()
+        return f"{at}  sent       {tools[call]}  via {line.get('via')}: {_shorten(str(detail), 80)}\n"
+    ms, error = line.get("ms"), line.get("error")
+    timing = f"{ms:.0f} ms" if isinstance(ms, int | float) else "-"
+    ended = f"{at}  {line.get('outcome')!s:<9}  {tools.pop(call, call)}  {timing}"
+    return ended + (f" → {_shorten(str(error), 80)}" if error else "") + "\n"
 
 
 async def cmd_login(args: argparse.Namespace, config: GatewayConfig) -> int:
@@ -529,6 +563,13 @@ def build_parser() -> argparse.ArgumentParser:
     journal.add_argument("--last", type=positive_int, default=20, metavar="N", help="the last N calls (default 20)")
     journal.add_argument("--unfinished", action="store_true", help="only calls cut off when their gateway stopped")
     journal.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    journal.add_argument(
+        "--follow",
+        "-f",
+        action="store_true",
+        help="then print each call as it is sent and as it ends, until interrupted (with --json: the journal's "
+        "own lines, JSONL, from now on)",
+    )
     login = command("login", cmd_login, "Log in to a remote upstream that asks for OAuth (once, in a browser).")
     login.add_argument("server", metavar="SERVER", help="the upstream's name in mcpServers")
     login.add_argument("--no-browser", action="store_true", help="only print the address to open")

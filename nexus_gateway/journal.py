@@ -22,12 +22,12 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import orjson
@@ -240,6 +240,55 @@ def read_journal(path: Path) -> list[JournalEntry]:
             )
         )
     return entries
+
+
+async def follow(path: Path, poll_s: float = 0.25) -> AsyncIterator[dict[str, Any]]:
+    """Each journal line written from now on, as it is written (``journal --follow``): what an agent does
+    through the gateway, watched live. As ``tail -F`` does, the open file is read to its end before a
+    rotated one is left for the new file, read from its start, so no line is skipped across a rotation;
+    a line is held back until its newline has been written."""
+    handle, pending = _open_at_end(path), b""
+    try:
+        while True:
+            if handle is None:  # no journal yet: the first gateway call creates it, read it whole
+                handle = _open_at_start(path)
+            if handle is not None:
+                *lines, pending = (pending + handle.read()).split(b"\n")
+                for raw in lines:
+                    try:
+                        line = orjson.loads(raw)
+                    except orjson.JSONDecodeError:
+                        continue
+                    if isinstance(line, dict):
+                        yield line
+                if _inode(path) != os.fstat(handle.fileno()).st_ino:  # rotated, and the old file read out
+                    handle.close()
+                    handle, pending = _open_at_start(path), b""
+            await anyio.sleep(poll_s)
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _open_at_end(path: Path) -> BinaryIO | None:
+    handle = _open_at_start(path)
+    if handle is not None:
+        handle.seek(0, os.SEEK_END)
+    return handle
+
+
+def _open_at_start(path: Path) -> BinaryIO | None:
+    try:
+        return open(path, "rb")  # kept open across polls; ``follow`` closes it
+    except FileNotFoundError:
+        return None
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None
 
 
 def _running(pid: Any) -> bool:

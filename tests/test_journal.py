@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import mcp_types as types
 import pytest
 from conftest import (
     fault_server,
+    gateway_env,
     http_gateway_process,
     http_session,
     python_server,
@@ -22,7 +25,7 @@ from conftest import (
     write_config,
 )
 
-from nexus_gateway.journal import JOURNAL_FILE, MAX_STRING, REDACTED, CallJournal, read_journal, redacted
+from nexus_gateway.journal import JOURNAL_FILE, MAX_STRING, REDACTED, CallJournal, follow, read_journal, redacted
 
 pytestmark = pytest.mark.anyio
 
@@ -145,3 +148,68 @@ def test_a_rotated_journal_still_reads_whole(tmp_path: Path) -> None:
     numbers = [c.arguments["n"] for c in calls]
     assert numbers == sorted(numbers) and numbers[-1] == 39
     assert all(c.outcome == "ok" for c in calls)
+
+
+async def test_following_the_journal_misses_no_line_across_rotations(tmp_path: Path) -> None:
+    """``journal --follow`` reads the rotated file to its end before it turns to the new one (``tail -F``):
+    a follower that reopened the path at each rotation would skip what was written since its last read."""
+    path = tmp_path / JOURNAL_FILE
+    journal = CallJournal(path, max_bytes=600)
+    with journal.call("s__t", {"n": -1}, via="call_tool") as record:  # before the follower: not shown
+        record.answered({"content": []})
+    seen: list[dict[str, Any]] = []
+
+    async def watch() -> None:
+        async for line in follow(path, poll_s=0.05):
+            seen.append(line)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        await anyio.sleep(0.2)
+        for batch in range(6):  # 16 lines a batch: one rotation check each, and each rotates
+            for number in range(batch * 8, batch * 8 + 8):
+                with journal.call("s__t", {"n": number}, via="call_tool") as record:
+                    record.answered({"content": []})
+            await anyio.sleep(0.3)
+        group.cancel_scope.cancel()
+    journal.close()
+    assert (tmp_path / (JOURNAL_FILE + ".1")).exists()
+    sent = [line["arguments"]["n"] for line in seen if line["event"] == "sent"]
+    assert sent == list(range(48)), sent
+    assert sum(line["event"] == "done" for line in seen) == 48
+
+
+async def test_journal_follow_prints_each_call_as_it_is_sent_and_ends(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.json", {"fault": fault_server()}, generate=False)
+    cache = tmp_path / "cache"
+    async with stdio_gateway(config, cache) as host:
+        await host.call_tool("call_tool", {"tool": "fault__echo", "arguments": {"text": "before"}})
+        follower = subprocess.Popen(
+            [sys.executable, "-m", "nexus_gateway", "journal", "--follow", "--config", str(config)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **gateway_env(cache)},
+        )
+        try:
+            assert follower.stdout is not None
+            table = await anyio.to_thread.run_sync(follower.stdout.readline)  # the history first
+            assert "at (UTC)" in table
+            history = await anyio.to_thread.run_sync(follower.stdout.readline)
+            history += await anyio.to_thread.run_sync(follower.stdout.readline)
+            assert "before" in history
+            await anyio.sleep(0.5)
+            await host.call_tool("call_tool", {"tool": "fault__echo", "arguments": {"text": "live"}})
+            await host.call_tool("call_tool", {"tool": "fault__crash", "arguments": {}})
+            lines = []
+            with anyio.fail_after(20):
+                while len(lines) < 4:
+                    lines.append(await anyio.to_thread.run_sync(follower.stdout.readline))
+            assert "sent       fault__echo  via call_tool" in lines[0] and '"live"' in lines[0]
+            assert "ok" in lines[1] and "fault__echo" in lines[1]
+            assert "sent       fault__crash" in lines[2]
+            assert lines[3].split()[1] in ("failed", "error") and "fault__crash" in lines[3], lines[3]
+            follower.send_signal(signal.SIGINT)
+            assert follower.wait(timeout=10) == 130  # Ctrl-C is the way out, as for tail -f
+        finally:
+            follower.kill()
