@@ -160,9 +160,17 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
             warn_if_exposed(host, token)
             origins = tuple(args.allow_origin or ())
             if args.http:
-                app = http_app(server, host, token, origins, json_response=args.json_response, health=gateway.health)
+                app = http_app(
+                    server,
+                    host,
+                    token,
+                    origins,
+                    json_response=args.json_response,
+                    health=gateway.health,
+                    metrics=gateway.metrics.exposition,
+                )
             else:
-                app = sse_app(server, host, token, origins, health=gateway.health)
+                app = sse_app(server, host, token, origins, health=gateway.health, metrics=gateway.metrics.exposition)
             await serve_asgi(app, host, port, drain=surface.drain, drain_s=gateway.settings.max_call_timeout)
         else:
             await serve_stdio(server)

@@ -7,6 +7,7 @@ and the CLI (``cli.py``) both drive it; neither talks to upstreams or the regist
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from .exceptions import NexusError, ToolNotFound, UpstreamError
 from .generation_service import GenerationService
 from .host_relay import HostLink
 from .journal import CallJournal, journal_path
+from .metrics import GatewayMetrics
 from .oauth import auth_folder
 from .pins import PINS_FILE, ToolPins
 from .registry import Registry, SearchHit, ToolEntry, matches_any
@@ -78,6 +80,8 @@ class Gateway:
         self.list_listeners: list[Callable[[str], Coroutine[Any, Any, None]]] = []
         self._group: anyio.abc.TaskGroup | None = None
         self.routing = RouterService(self.registry, self.cache, self.settings.routing)
+        self.metrics = GatewayMetrics()  # served at GET /metrics by the HTTP transports
+        self.metrics.watch_upstreams(self.pool.statuses, lambda: len(self.registry))
         self.generation = GenerationService(
             self.settings.model,
             self.settings.model_threads,
@@ -217,7 +221,7 @@ class Gateway:
         limit = limit or self.settings.search_limit
         # A search describes a capability ("add two numbers together"), not a call: no slot it leaves
         # out counts against a tool.
-        result = await self.routing.route(query, limit=limit, given=frozenset(SLOT_KINDS))
+        result = await self._route("search", query, limit=limit, given=frozenset(SLOT_KINDS))
         if result is None:
             return self.registry.search(query, limit), None
         hits = []
@@ -235,7 +239,14 @@ class Gateway:
         given: frozenset[str] = frozenset(),
         carried: frozenset[str] = frozenset(),
     ) -> RouteResult | None:
-        return await self.routing.route(intent, limit=limit, given=given, carried=carried)
+        return await self._route("call", intent, limit=limit, given=given, carried=carried)
+
+    async def _route(self, surface: str, intent: str, **options: Any) -> RouteResult | None:
+        started = time.perf_counter()
+        result = await self.routing.route(intent, **options)
+        if result is not None:
+            self.metrics.routed(surface, not result.abstained, result.escalated, time.perf_counter() - started)
+        return result
 
     def describe(self, tool_id: str) -> ToolEntry:
         return self.registry.get(tool_id)
@@ -268,13 +279,22 @@ class Gateway:
         if validate:
             validate_arguments(tool_id, entry.input_schema, arguments)
         upstream = self.pool[entry.server]
-        if self.journal is None:
-            return await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
-        host_name = host.host if host is not None else None
-        with self.journal.call(tool_id, arguments, via=via, host=host_name, intent=intent) as record:
-            result = await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
-            record.answered(result)
-        return result
+        started, outcome = time.perf_counter(), "failed"
+        try:
+            if self.journal is None:
+                result = await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
+            else:
+                host_name = host.host if host is not None else None
+                with self.journal.call(tool_id, arguments, via=via, host=host_name, intent=intent) as record:
+                    result = await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
+                    record.answered(result)
+            outcome = "error" if result.get("isError") else "ok"
+            return result
+        except anyio.get_cancelled_exc_class():
+            outcome = "cancelled"
+            raise
+        finally:
+            self.metrics.call_ended(entry.server, via, outcome, time.perf_counter() - started)
 
     def always_allowed(self, entry: ToolEntry) -> bool:
         """The user runs this tool without confirming it (its server's ``autoApprove`` / ``alwaysAllow``),

@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .exceptions import ConfigError
 from .in_flight import InFlight
+from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +123,24 @@ def health_route(health: Health) -> Route:
     return Route("/healthz", endpoint=endpoint, methods=["GET"])
 
 
+Metrics = Callable[[], bytes]
+
+
+def metrics_route(metrics: Metrics) -> Route:
+    """``GET /metrics``: the gateway's Prometheus metrics (``metrics.py``), behind the same token as the
+    rest of the endpoint."""
+
+    async def endpoint(request: Request) -> Response:
+        return Response(metrics(), media_type=METRICS_CONTENT_TYPE)
+
+    return Route("/metrics", endpoint=endpoint, methods=["GET"])
+
+
+def service_routes(health: Health | None, metrics: Metrics | None) -> list[Route]:
+    """What a service manager reads beside the MCP endpoint: ``/healthz`` and ``/metrics``."""
+    return [*([health_route(health)] if health else []), *([metrics_route(metrics)] if metrics else [])]
+
+
 def http_app(
     server: Server[Any],
     host: str,
@@ -129,6 +148,7 @@ def http_app(
     origins: tuple[str, ...] = (),
     json_response: bool = False,
     health: Health | None = None,
+    metrics: Metrics | None = None,
 ) -> ASGIApp:
     """Streamable HTTP at ``/mcp``. By default each request is answered on its own event stream, which
     carries a call's progress and the requests an upstream relays to the host during it; with
@@ -139,13 +159,18 @@ def http_app(
         host=host,
         json_response=json_response,
         transport_security=security_settings(host, origins),
-        custom_starlette_routes=[health_route(health)] if health else None,
+        custom_starlette_routes=service_routes(health, metrics) or None,
     )
     return BearerTokenMiddleware(app, token) if token else app
 
 
 def sse_app(
-    server: Server[Any], host: str, token: str | None, origins: tuple[str, ...] = (), health: Health | None = None
+    server: Server[Any],
+    host: str,
+    token: str | None,
+    origins: tuple[str, ...] = (),
+    health: Health | None = None,
+    metrics: Metrics | None = None,
 ) -> ASGIApp:
     transport = SseServerTransport("/messages/", security_settings=security_settings(host, origins))
 
@@ -158,7 +183,7 @@ def sse_app(
         routes=[
             Route("/sse", endpoint=handle_sse, methods=["GET"]),
             Mount("/messages/", app=transport.handle_post_message),
-            *([health_route(health)] if health else []),
+            *service_routes(health, metrics),
         ]
     )
     return BearerTokenMiddleware(app, token) if token else app

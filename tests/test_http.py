@@ -116,6 +116,40 @@ def test_healthz_reports_each_upstream_and_fails_when_none_serves(tmp_path: Path
             assert states["fault"]["state"] == "connected" and states["fault"]["tools"] >= 8
 
 
+async def test_metrics_count_calls_by_outcome_routes_and_upstreams_up(tmp_path: Path) -> None:
+    """``GET /metrics``: what Prometheus scrapes from a gateway run as a service."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    broken = {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no token')"]}
+    config = write_config(tmp_path / "config.json", {"fault": fault_server(), "broken": broken}, generate=False)
+    async with http_gateway_process(config, tmp_path / "cache") as url, http_session(url) as host:
+        base = url.rsplit("/", 1)[0]
+        async with httpx2.AsyncClient() as http:
+            await host.call_tool("call_tool", {"tool": "fault__crash", "arguments": {}})
+            with anyio.fail_after(120):  # the crashed upstream restarted; the embedder loaded in the background
+                while (health := (await http.get(f"{base}/healthz")).json())["routing"] != "ready" or not any(
+                    u["name"] == "fault" and u["state"] == "connected" for u in health["upstreams"]
+                ):
+                    await anyio.sleep(0.2)
+            for text in ("one", "two"):
+                await host.call_tool("call_tool", {"tool": "fault__echo", "arguments": {"text": text}})
+            await host.call_tool("search_tools", {"query": "echo some text"})
+            scraped = await http.get(f"{base}/metrics")
+    assert scraped.status_code == 200 and scraped.headers["content-type"].startswith("text/plain")
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(scraped.text)
+        for s in family.samples
+    }
+    assert samples[("nexus_upstream_up", (("server", "fault"),))] == 1
+    assert samples[("nexus_upstream_up", (("server", "broken"),))] == 0
+    assert samples[("nexus_calls_total", (("outcome", "ok"), ("server", "fault"), ("via", "call_tool")))] == 2
+    assert samples[("nexus_calls_total", (("outcome", "failed"), ("server", "fault"), ("via", "call_tool")))] == 1
+    assert samples[("nexus_call_seconds_count", (("server", "fault"),))] == 3
+    assert samples[("nexus_routes_total", (("decision", "chosen"), ("escalated", "no"), ("surface", "search")))] == 1
+    assert samples[("nexus_registry_tools", ())] >= 8
+
+
 def test_non_loopback_bind_without_token_warns(tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.json", {})
     port = free_port()
