@@ -47,6 +47,7 @@ logger = logging.getLogger(__name__)
 CLIENT_INFO = types.Implementation(name="nexus-gateway", version="0.1.0")
 FIRST_BACKOFF = 0.2
 PING_TIMEOUT = 10.0
+RETIRE_POLL_S = 0.1  # how often a retiring upstream looks whether its last call has answered
 MAX_TOOL_PAGES = 1000
 WIRE_RESULT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 MCP_LOG_LEVELS = {
@@ -230,6 +231,9 @@ class Upstream:
         self.state = UpstreamState.CONNECTING
         self.error: str | None = None
         self.connect_ms: float | None = None
+        # set when the config removed or replaced this upstream: it answers the calls in flight, takes no
+        # new ones (the pool no longer hands it out) and no longer feeds the registry
+        self.retiring = False
         # why the transport is failing, when it says so before it unwinds (a login that ended, oauth.py):
         # the connection's calls are told this instead of a generic loss
         self._refused: str | None = None
@@ -548,7 +552,13 @@ class Upstream:
 
     def _ingest(self, tools: list[dict[str, Any]]) -> None:
         self.tool_count = len(tools)
-        self.on_tools(self.name, tools)
+        if not self.retiring:  # a retiring upstream's tools are no longer the registry's (its successor's are)
+            self.on_tools(self.name, tools)
+
+    def busy(self) -> bool:
+        """Whether calls are in flight on a live connection."""
+        connection = self._connection
+        return connection is not None and not connection.lost.is_set() and bool(connection.inflight)
 
     async def _refresh_tools(self, connection: _Connection) -> None:
         try:
@@ -706,18 +716,33 @@ class UpstreamPool:
         self._group.start_soon(serve)
 
     def apply(self, configs: list[UpstreamConfig]) -> PoolChange:
-        """Bring the running pool to ``configs``: start the new upstreams, stop the ones no longer listed
-        (their calls in flight fail with :class:`UpstreamUnavailable`), restart the ones whose
-        configuration changed; an unchanged upstream keeps its connection."""
+        """Bring the running pool to ``configs``: start the new upstreams, retire the ones no longer listed,
+        restart the ones whose configuration changed (a new upstream takes the new calls at once while the
+        old one is retired); an unchanged upstream keeps its connection.
+
+        A retired upstream answers the calls it has in flight before it stops: a call cut off mid-way
+        may have run upstream with its answer lost, and the user who edited the config only meant the
+        calls to come. Each such call still ends by its own deadline, so retiring never outlasts
+        ``max_call_timeout``."""
+        assert self._group is not None, "the pool is not running"
         wanted = {c.name: c for c in configs}
         removed = tuple(n for n in self.upstreams if n not in wanted)
         restarted = tuple(n for n, c in wanted.items() if n in self.upstreams and self.upstreams[n].config != c)
         added = tuple(n for n in wanted if n not in self.upstreams)
         for name in removed + restarted:
             why = "removed from the configuration" if name in removed else "its configuration changed"
-            self.upstreams.pop(name).stop(why)
-            self._scopes.pop(name).cancel()
+            self._group.start_soon(self._retire, self.upstreams.pop(name), self._scopes.pop(name), why)
         for name in restarted + added:
             upstream = self.upstreams[name] = self._make(wanted[name])
             self._start(upstream)
         return PoolChange(added, removed, restarted)
+
+    async def _retire(self, upstream: Upstream, scope: anyio.CancelScope, why: str) -> None:
+        upstream.retiring = True
+        if upstream.busy():
+            logger.info("upstream %s (%s): answering the calls in flight before it stops", upstream.name, why)
+        with anyio.move_on_after(max(upstream.call_timeout, self.settings.max_call_timeout)):
+            while upstream.busy():
+                await anyio.sleep(RETIRE_POLL_S)
+        upstream.stop(why)
+        scope.cancel()
