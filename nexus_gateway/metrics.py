@@ -74,6 +74,20 @@ class GatewayMetrics:
             "nexus_route_seconds", "Routing time (embed to gate)", buckets=ROUTE_BUCKETS, registry=self.registry
         )
 
+        self.intents = Counter(
+            "nexus_intents",
+            "call(intent) requests by how each ended: forwarded, or the status of the report the host got "
+            "(needs_arguments, no_confident_match, needs_confirmation, declined, planned, …)",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.intent_seconds = Histogram(
+            "nexus_intent_seconds",
+            "call(intent) time: route, generate the arguments, confirm, forward",
+            buckets=CALL_BUCKETS,
+            registry=self.registry,
+        )
+
     def watch_upstreams(self, statuses: Callable[[], Sequence[UpstreamStatus]], tool_count: Callable[[], int]) -> None:
         self.registry.register(UpstreamCollector(statuses, tool_count))
 
@@ -84,6 +98,10 @@ class GatewayMetrics:
     def routed(self, surface: str, chosen: bool, escalated: bool, seconds: float) -> None:
         self.routes.labels(surface, "chosen" if chosen else "abstained", "yes" if escalated else "no").inc()
         self.route_seconds.observe(seconds)
+
+    def intent_ended(self, outcome: str, seconds: float) -> None:
+        self.intents.labels(outcome).inc()
+        self.intent_seconds.observe(seconds)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

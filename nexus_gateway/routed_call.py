@@ -73,8 +73,29 @@ async def call_intent(
     dry_run: bool = False,
 ) -> IntentOutcome:
     """Route the intent; forward when arguments are given or generated, else ask for them. ``dry_run``
-    stops before anything is confirmed or sent: the host sees the call the gateway would make."""
+    stops before anything is confirmed or sent: the host sees the call the gateway would make. Counted
+    for ``GET /metrics`` by how it ended (``forwarded`` or the report's status)."""
     require_words("call", "intent", intent, BLANK_INTENT)
+    started, status = time.perf_counter(), "failed"
+    try:
+        outcome = await _call_intent(gateway, intent, arguments, session, host, dry_run)
+        status = "forwarded" if outcome.report is None else str(outcome.report.get("status"))
+        return outcome
+    except anyio.get_cancelled_exc_class():
+        status = "cancelled"
+        raise
+    finally:
+        gateway.metrics.intent_ended(status, time.perf_counter() - started)
+
+
+async def _call_intent(
+    gateway: Gateway,
+    intent: str,
+    arguments: dict[str, Any] | None,
+    session: str,
+    host: HostLink | None,
+    dry_run: bool,
+) -> IntentOutcome:
     window = gateway.generation.window(session)
     carried = window.carried_slots(intent)
     result = await gateway.route(intent, given=argument_slots(arguments), carried=carried)

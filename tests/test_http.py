@@ -134,6 +134,9 @@ async def test_metrics_count_calls_by_outcome_routes_and_upstreams_up(tmp_path: 
             for text in ("one", "two"):
                 await host.call_tool("call_tool", {"tool": "fault__echo", "arguments": {"text": text}})
             await host.call_tool("search_tools", {"query": "echo some text"})
+            intent = "echo this text back unchanged"
+            routed = await host.call_tool("call", {"intent": intent, "arguments": {"text": "3"}})
+            assert not routed.is_error, result_text(routed)
             scraped = await http.get(f"{base}/metrics")
     assert scraped.status_code == 200 and scraped.headers["content-type"].startswith("text/plain")
     samples = {
@@ -145,8 +148,11 @@ async def test_metrics_count_calls_by_outcome_routes_and_upstreams_up(tmp_path: 
     assert samples[("nexus_upstream_up", (("server", "broken"),))] == 0
     assert samples[("nexus_calls_total", (("outcome", "ok"), ("server", "fault"), ("via", "call_tool")))] == 2
     assert samples[("nexus_calls_total", (("outcome", "failed"), ("server", "fault"), ("via", "call_tool")))] == 1
-    assert samples[("nexus_call_seconds_count", (("server", "fault"),))] == 3
+    assert samples[("nexus_calls_total", (("outcome", "ok"), ("server", "fault"), ("via", "call")))] == 1
+    assert samples[("nexus_call_seconds_count", (("server", "fault"),))] == 4
     assert samples[("nexus_routes_total", (("decision", "chosen"), ("escalated", "no"), ("surface", "search")))] == 1
+    assert samples[("nexus_routes_total", (("decision", "chosen"), ("escalated", "no"), ("surface", "call")))] == 1
+    assert samples[("nexus_intents_total", (("outcome", "forwarded"),))] == 1
     assert samples[("nexus_registry_tools", ())] >= 8
 
 
