@@ -103,9 +103,10 @@ the spread between runs.
 Against the targets:
 - added p50 ≤ 1 ms on stdio: {verdict(r["stdio"]["added_p50_ms"] <= 1)} ({r["stdio"]["added_p50_ms"]:.2f} ms). The
   gateway adds {against_bare} the bare SDK proxy ({r["stdio_bare_sdk_proxy"]["added_p50_ms"]:.2f} ms in the same run;
-  without the call journal and the metrics it adds about 0.2 ms less, above); what remains is the `mcp` SDK's own per-hop
-  cost (request and result validation, version surfaces, task hand-offs). See `docs/design.md`. The figure
-  moves with the machine more than with the code: this run found a direct call's p50 at
+  without the call journal and the metrics it adds about 0.2 ms less, above); what remains is the `mcp`
+  SDK's own per-hop cost (request and result validation, version surfaces, task hand-offs). See
+  `docs/design.md`. The figure moves with the machine more than with the code: this run found a direct
+  call's p50 at
   {r["stdio"]["direct_p50_ms"]:.2f} ms, session 26's recorded run at 1.22 ms (added 1.00 ms, bare proxy 1.14 ms),
   an early session's (commit df2a872) at 3.22 ms (added 2.62 ms); the difference to the bare proxy in the
   same run is what the gateway controls.
