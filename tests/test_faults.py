@@ -369,8 +369,8 @@ async def test_a_call_in_flight_when_its_upstream_is_edited_away_is_still_answer
         assert result_text(await call(host, "fault__echo", {"text": "warm"})) == "warm"
         answers: list[types.CallToolResult] = []
 
-        async def long_call() -> None:  # about 4 s, reporting progress as it goes
-            answers.append(await call(host, "fault__progress", {"steps": 40, "interval": 0.1}))
+        async def long_call() -> None:  # about 10 s (room for a slow machine), reporting progress as it goes
+            answers.append(await call(host, "fault__progress", {"steps": 100, "interval": 0.1}))
 
         async with anyio.create_task_group() as group:
             group.start_soon(long_call)
