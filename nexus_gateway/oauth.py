@@ -22,7 +22,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -30,6 +30,7 @@ import anyio
 import httpx2
 import orjson
 import uvicorn
+from filelock import FileLock, Timeout
 from mcp import ClientSession
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.sse import sse_client
@@ -50,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 CLIENT_NAME = "Nexus Gateway"
 LOGIN_TIMEOUT_S = 300.0  # how long `login` waits for the person to consent in the browser
+REFRESH_LOCK_S = 30.0  # how long a refresh waits for another gateway's refresh of the same login
 REFRESH_RACE_S = 2.0  # how long a refused refresh waits for another gateway's refreshed tokens to be stored
 EXPIRY_MARGIN_S = 60.0  # a stored access token counts as expired this much early (a tenth of a short one's life)
 # the redirect a gateway that only refreshes registers with: never visited (serve starts no consent)
@@ -124,8 +126,9 @@ class StoredLoginProvider(OAuthClientProvider):
     login. Authorization servers rotate refresh tokens (OAuth 2.1: each works once), so the process that
     refreshes second would spend a used refresh token, be refused, and fail its call with a login
     request, though the file already holds good tokens. So an expired token is first looked for in the
-    file (another process may have refreshed it), and a refused refresh is answered from the file too
-    when another process's refresh landed meanwhile."""
+    file (another process may have refreshed it), a refresh runs under the file's inter-process lock (two
+    gateways never refresh one login at once), and where that lock cannot be had a refused refresh is
+    answered from the file when another process's refresh landed meanwhile."""
 
     def __init__(self, server_url: str, metadata: OAuthClientMetadata, stored: TokenFile, **handlers: Any) -> None:
         super().__init__(server_url, metadata, stored, **handlers)
@@ -147,6 +150,45 @@ class StoredLoginProvider(OAuthClientProvider):
         # count as valid forever, be sent after it expired, and the 401 would start a consent instead of
         # the refresh it needs. Told when it expires, the provider refreshes it first.
         self.context.token_expiry_time = self._stored.expires_at()
+
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        # An expired token is refreshed under the login file's inter-process lock: two gateways refreshing
+        # at once would send the same refresh token twice, and servers that detect reuse revoke the whole
+        # grant for it. The lock is held until the flow sends the request it authorizes (a refresh and its
+        # stored answer come before that), so a second gateway waits, then finds fresh tokens in the file.
+        lock = await self._refresh_lock() if not self.context.is_token_valid() else None
+        flow = super()._auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                if lock is not None and outgoing is request:
+                    lock.release()
+                    lock = None
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            if lock is not None:
+                lock.release()
+            await flow.aclose()
+
+    async def _refresh_lock(self) -> FileLock | None:
+        """The login file's lock, waited for without blocking the event loop; None (and go on without it)
+        when another process holds it past ``REFRESH_LOCK_S`` or the folder takes no lock file."""
+        lock = FileLock(f"{self._stored.path}.lock")
+        with anyio.move_on_after(REFRESH_LOCK_S):
+            while True:
+                try:
+                    lock.acquire(timeout=0)
+                    return lock
+                except Timeout:
+                    await anyio.sleep(0.05)
+                except OSError as exc:
+                    logger.warning("refreshing the login without its lock (%s)", exc)
+                    return None
+        logger.warning("refreshing the login without its lock: another process held it for %gs", REFRESH_LOCK_S)
+        return None
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
         spent = self.context.current_tokens.refresh_token if self.context.current_tokens else None

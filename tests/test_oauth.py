@@ -128,11 +128,13 @@ async def test_gateways_sharing_a_login_follow_each_others_refreshes(tmp_path: P
             # never a spent refresh token sent: servers that detect reuse revoke the whole login for it
             refused = await first.call_tool("call_tool", {"tool": "remote__refused_refreshes", "arguments": {}})
             assert result_text(refused) == "0", result_text(refused)
-            await anyio.sleep(TOKEN_SECONDS + 1.5)  # both refresh at once: the server takes one, refuses one
+            await anyio.sleep(TOKEN_SECONDS + 1.5)  # both at once: one refreshes, the other waits for its tokens
             async with anyio.create_task_group() as calls:
                 calls.start_soon(answer, first)
                 calls.start_soon(answer, second)
             assert len(answers) == 4 and all("authorized as" in a for a in answers), answers
+            refused = await second.call_tool("call_tool", {"tool": "remote__refused_refreshes", "arguments": {}})
+            assert result_text(refused) == "0", result_text(refused)
 
 
 @pytest.mark.anyio
