@@ -26,7 +26,7 @@ import webbrowser
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -37,6 +37,9 @@ from .config import GatewayConfig, load_claude_desktop, load_config
 from .exceptions import ConfigError, NexusError
 from .progress import progress_printer
 from .validation import BLANK_INTENT, BLANK_QUERY, require_words
+
+if TYPE_CHECKING:
+    from .journal import JournalEntry
 
 logger = logging.getLogger("nexus_gateway")
 
@@ -333,11 +336,16 @@ async def cmd_journal(args: argparse.Namespace, config: GatewayConfig) -> int:
     if args.json:
         print_json([asdict(e) for e in entries])
         return ExitStatus.OK
-    if not entries:
+    if entries:
+        _print_journal(entries)
+    else:
         sys.stderr.write(f"nexus-gateway: no calls in {path}{' yet' if args.follow else ''}\n")
-        if args.follow:
-            await follow_journal(path, as_json=False)
-        return ExitStatus.OK
+    if args.follow:
+        await follow_journal(path, as_json=False)
+    return ExitStatus.OK
+
+
+def _print_journal(entries: list[JournalEntry]) -> None:
     rows = [
         [
             e.at[:19].replace("T", " "),
@@ -356,9 +364,6 @@ async def cmd_journal(args: argparse.Namespace, config: GatewayConfig) -> int:
             f"nexus-gateway: {unfinished} call(s) were in flight when their gateway stopped: "
             "they may have run; check before sending them again\n"
         )
-    if args.follow:
-        await follow_journal(path, as_json=False)
-    return ExitStatus.OK
 
 
 async def follow_journal(path: Path, *, as_json: bool) -> None:

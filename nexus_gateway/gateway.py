@@ -24,7 +24,7 @@ from .config import GatewayConfig
 from .exceptions import NexusError, ToolNotFound, UpstreamError
 from .generation_service import GenerationService
 from .host_relay import HostLink
-from .journal import CallJournal, journal_path
+from .journal import CallJournal, JournalCall, journal_path
 from .metrics import GatewayMetrics
 from .oauth import auth_folder
 from .pins import PINS_FILE, ToolPins
@@ -60,8 +60,7 @@ class Gateway:
         self.settings = config.settings
         self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
         self.pins = ToolPins(self.cache.root / PINS_FILE) if self.settings.pin_tools != "off" else None
-        path = journal_path(self.settings.journal, self.cache.root)
-        self.journal = CallJournal(path) if path is not None else None
+        self.journal = CallJournal(journal_path(self.settings.journal, self.cache.root))
         self.registry = Registry(
             self.cache, unprefixed=self.settings.unprefixed, hide=self.settings.hide, disabled=disabled_tools(config)
         )
@@ -188,8 +187,7 @@ class Gateway:
                 yield self
             finally:
                 group.cancel_scope.cancel()
-                if self.journal is not None:
-                    self.journal.close()
+                self.journal.close()
 
     async def _start_generation(self) -> None:
         await self.generation.start()
@@ -279,22 +277,15 @@ class Gateway:
         if validate:
             validate_arguments(tool_id, entry.input_schema, arguments)
         upstream = self.pool[entry.server]
-        started, outcome = time.perf_counter(), "failed"
-        try:
-            if self.journal is None:
-                result = await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
-            else:
-                host_name = host.host if host is not None else None
-                with self.journal.call(tool_id, arguments, via=via, host=host_name, intent=intent) as record:
-                    result = await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
-                    record.answered(result)
-            outcome = "error" if result.get("isError") else "ok"
-            return result
-        except anyio.get_cancelled_exc_class():
-            outcome = "cancelled"
-            raise
-        finally:
-            self.metrics.call_ended(entry.server, via, outcome, time.perf_counter() - started)
+        host_name = host.host if host is not None else None
+
+        def ended(record: JournalCall) -> None:
+            self.metrics.call_ended(entry.server, via, record.outcome, record.seconds())
+
+        with self.journal.call(tool_id, arguments, via=via, host=host_name, intent=intent, ended=ended) as record:
+            result = await upstream.call_tool(entry.name, arguments, host=host, repeatable=entry.repeatable)
+            record.answered(result)
+        return result
 
     def always_allowed(self, entry: ToolEntry) -> bool:
         """The user runs this tool without confirming it (its server's ``autoApprove`` / ``alwaysAllow``),

@@ -22,7 +22,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -73,6 +73,9 @@ class JournalCall:
     error: str | None = None
     started: float = field(default_factory=time.perf_counter)
 
+    def seconds(self) -> float:
+        return time.perf_counter() - self.started
+
     def answered(self, result: dict[str, Any]) -> None:
         """The upstream answered; an ``isError`` result is a tool error, not a lost call."""
         if result.get("isError"):
@@ -83,9 +86,10 @@ class JournalCall:
 
 
 class CallJournal:
-    """Append-only JSON lines at ``path``; see the module docstring."""
+    """Append-only JSON lines at ``path``; see the module docstring. With no ``path`` (``nexus.journal:
+    false``) nothing is written, but each call's record still says how it ended (for the metrics)."""
 
-    def __init__(self, path: Path, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(self, path: Path | None, max_bytes: int = MAX_BYTES) -> None:
         self.path = path
         self.max_bytes = max_bytes
         self._prefix = f"{os.getpid()}-{int(time.time())}"
@@ -96,10 +100,18 @@ class CallJournal:
 
     @contextmanager
     def call(
-        self, tool: str, arguments: dict[str, Any], *, via: str, host: str | None = None, intent: str | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        via: str,
+        host: str | None = None,
+        intent: str | None = None,
+        ended: Callable[[JournalCall], None] | None = None,
     ) -> Iterator[JournalCall]:
         """Journal the call the body makes: ``sent`` now, ``done`` with its outcome when the body ends,
-        however it ends (an upstream error, the host cancelling, the gateway stopping)."""
+        however it ends (an upstream error, the host cancelling, the gateway stopping); ``ended`` then
+        gets the finished record (the gateway's metrics count calls by the same outcome)."""
         record = JournalCall(f"{self._prefix}-{next(self._numbers)}")
         line: dict[str, Any] = {"at": now_iso(), "event": "sent", "call": record.call_id, "pid": os.getpid()}
         line |= {"tool": tool, "via": via, "arguments": redacted(arguments)}
@@ -118,14 +130,17 @@ class CallJournal:
             raise
         finally:
             done: dict[str, Any] = {"at": now_iso(), "event": "done", "call": record.call_id}
-            done |= {"outcome": record.outcome, "ms": round((time.perf_counter() - record.started) * 1000, 1)}
+            done |= {"outcome": record.outcome, "ms": round(record.seconds() * 1000, 1)}
             if record.error:
                 done["error"] = record.error[:MAX_ERROR]
             self._write(done)
+            if ended is not None:
+                ended(record)
 
     def _write(self, line: dict[str, Any]) -> None:
         """One ``write`` per line. A journal that cannot be written is logged once and never fails a call."""
-        if self._broken:
+        path = self.path
+        if self._broken or path is None:
             return
         try:
             data = orjson.dumps(line) + b"\n"
@@ -133,26 +148,26 @@ class CallJournal:
             data = json.dumps(line, default=str).encode() + b"\n"
         self._writes += 1
         try:
-            if self._fd is None or (self._writes % ROTATION_CHECK_EVERY == 0 and self._rotated()):
-                self._open()
+            if self._fd is None or (self._writes % ROTATION_CHECK_EVERY == 0 and self._rotated(path)):
+                self._open(path)
             assert self._fd is not None
             os.write(self._fd, data)
         except OSError as exc:
             self._broken = True
-            logger.warning("call journal %s cannot be written (%s); calls go on without it", self.path, exc)
+            logger.warning("call journal %s cannot be written (%s); calls go on without it", path, exc)
 
-    def _open(self) -> None:
+    def _open(self, path: Path) -> None:
         self.close()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
-    def _rotated(self) -> bool:
+    def _rotated(self, path: Path) -> bool:
         """Whether the open file must be left: it grew past ``max_bytes`` (then this process rotates it),
         or another gateway process rotated it away."""
         assert self._fd is not None
         open_file = os.fstat(self._fd)
         try:
-            current = os.stat(self.path)
+            current = os.stat(path)
         except FileNotFoundError:
             return True
         if current.st_ino != open_file.st_ino:
@@ -161,10 +176,10 @@ class CallJournal:
             return False
         # Another gateway may be rotating the same file this instant: without the lock, one that had
         # seen the old file would move the other's fresh journal over the generation just rotated.
-        with updating(self.path):
+        with updating(path):
             try:
-                if os.stat(self.path).st_ino == open_file.st_ino:
-                    os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+                if os.stat(path).st_ino == open_file.st_ino:
+                    os.replace(path, path.with_name(path.name + ".1"))
             except FileNotFoundError:
                 pass
         return True

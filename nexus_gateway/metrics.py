@@ -73,7 +73,6 @@ class GatewayMetrics:
         self.route_seconds = Histogram(
             "nexus_route_seconds", "Routing time (embed to gate)", buckets=ROUTE_BUCKETS, registry=self.registry
         )
-
         self.intents = Counter(
             "nexus_intents",
             "call(intent) requests by how each ended: forwarded, or the status of the report the host got "

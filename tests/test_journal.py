@@ -213,3 +213,13 @@ async def test_journal_follow_prints_each_call_as_it_is_sent_and_ends(tmp_path: 
             assert follower.wait(timeout=10) == 130  # Ctrl-C is the way out, as for tail -f
         finally:
             follower.kill()
+
+
+def test_a_disabled_journal_still_says_how_each_call_ended() -> None:
+    """``nexus.journal: false`` writes no file, but the metrics still count calls by the record's outcome."""
+    journal, ended = CallJournal(None), []
+    with journal.call("s__t", {}, via="call_tool", ended=ended.append) as record:
+        record.answered({"content": [], "isError": True})
+    with pytest.raises(RuntimeError), journal.call("s__t", {}, via="call_tool", ended=ended.append):
+        raise RuntimeError("lost")
+    assert [r.outcome for r in ended] == ["error", "failed"]
