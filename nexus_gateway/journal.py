@@ -113,13 +113,15 @@ class CallJournal:
         however it ends (an upstream error, the host cancelling, the gateway stopping); ``ended`` then
         gets the finished record (the gateway's metrics count calls by the same outcome)."""
         record = JournalCall(f"{self._prefix}-{next(self._numbers)}")
-        line: dict[str, Any] = {"at": now_iso(), "event": "sent", "call": record.call_id, "pid": os.getpid()}
-        line |= {"tool": tool, "via": via, "arguments": redacted(arguments)}
-        if intent is not None:
-            line["intent"] = intent
-        if host is not None:
-            line["host"] = host
-        self._write(line)
+        writing = self.path is not None  # a disabled journal keeps only the record, on the hot path
+        if writing:
+            line: dict[str, Any] = {"at": now_iso(), "event": "sent", "call": record.call_id, "pid": os.getpid()}
+            line |= {"tool": tool, "via": via, "arguments": redacted(arguments)}
+            if intent is not None:
+                line["intent"] = intent
+            if host is not None:
+                line["host"] = host
+            self._write(line)
         try:
             yield record
         except anyio.get_cancelled_exc_class():
@@ -129,11 +131,12 @@ class CallJournal:
             record.outcome, record.error = "failed", str(exc) or type(exc).__name__
             raise
         finally:
-            done: dict[str, Any] = {"at": now_iso(), "event": "done", "call": record.call_id}
-            done |= {"outcome": record.outcome, "ms": round(record.seconds() * 1000, 1)}
-            if record.error:
-                done["error"] = record.error[:MAX_ERROR]
-            self._write(done)
+            if writing:
+                done: dict[str, Any] = {"at": now_iso(), "event": "done", "call": record.call_id}
+                done |= {"outcome": record.outcome, "ms": round(record.seconds() * 1000, 1)}
+                if record.error:
+                    done["error"] = record.error[:MAX_ERROR]
+                self._write(done)
             if ended is not None:
                 ended(record)
 
