@@ -47,7 +47,6 @@ logger = logging.getLogger(__name__)
 CLIENT_INFO = types.Implementation(name="nexus-gateway", version="0.1.0")
 FIRST_BACKOFF = 0.2
 PING_TIMEOUT = 10.0
-RETIRE_POLL_S = 0.1  # how often a retiring upstream looks whether its last call has answered
 MAX_TOOL_PAGES = 1000
 WIRE_RESULT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 MCP_LOG_LEVELS = {
@@ -198,6 +197,20 @@ class _Connection:
         self.inflight: dict[anyio.CancelScope, HostLink | None] = {}
         self.lost = anyio.Event()
         self.lost_reason = ""
+        self._drained: anyio.Event | None = None
+
+    def ended(self, scope: anyio.CancelScope) -> None:
+        """A call on this connection ended; the last one to end wakes whoever waits in :meth:`drained`."""
+        self.inflight.pop(scope, None)
+        if not self.inflight and self._drained is not None:
+            self._drained.set()
+
+    async def drained(self) -> None:
+        """Return once no call is in flight here (a lost connection cancels its calls, so it drains too)."""
+        while self.inflight:
+            if self._drained is None or self._drained.is_set():
+                self._drained = anyio.Event()  # shared by every waiter until it fires
+            await self._drained.wait()
 
     def lose(self, reason: str) -> None:
         if self.lost.is_set():
@@ -416,7 +429,7 @@ class Upstream:
                 connection.lose(describe_error(exc))
                 raise _LostMidCall(describe_error(exc)) from None
             finally:
-                connection.inflight.pop(scope, None)
+                connection.ended(scope)
                 clock.scope = None
                 clock.deadline = scope.deadline
         if connection.lost.is_set():
@@ -559,6 +572,12 @@ class Upstream:
         """Whether calls are in flight on a live connection."""
         connection = self._connection
         return connection is not None and not connection.lost.is_set() and bool(connection.inflight)
+
+    async def idle(self) -> None:
+        """Return once :meth:`busy` is false: each call that ends looks, none is polled for."""
+        while self.busy():
+            assert self._connection is not None
+            await self._connection.drained()
 
     async def _refresh_tools(self, connection: _Connection) -> None:
         try:
@@ -742,7 +761,6 @@ class UpstreamPool:
         if upstream.busy():
             logger.info("upstream %s (%s): answering the calls in flight before it stops", upstream.name, why)
         with anyio.move_on_after(max(upstream.call_timeout, self.settings.max_call_timeout)):
-            while upstream.busy():
-                await anyio.sleep(RETIRE_POLL_S)
+            await upstream.idle()
         upstream.stop(why)
         scope.cancel()
