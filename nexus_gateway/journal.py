@@ -11,7 +11,10 @@ gateway processes sharing the file (two hosts on one machine) interleave whole. 
 sent except for values under keys that look like credentials (``token``, ``password``, …), which are
 replaced, and long strings, which are cut: the journal is for reading, not for replaying a file's
 contents. Results are not kept; an error's message is. The file is rotated (to ``journal.jsonl.1``)
-once it passes ``max_bytes`` (looked at every few lines, so it may pass by a few).
+once it passes ``max_bytes`` (looked at every few lines, so it may pass by a few). A rotation drops the
+generation before, except the ``sent`` lines in it that no ``done`` line answers: those are copied
+into the new file (marked ``carried``), so a call that may have run unseen stays listed however many
+rotations later it is looked for.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ MAX_STRING = 200  # characters of a string argument kept; the rest is counted, n
 MAX_ERROR = 500
 REDACTED = "[redacted]"
 ROTATION_CHECK_EVERY = 16  # lines between looks at the file's size and identity (three system calls)
+MAX_CARRIED = 10_000  # unanswered calls copied forward at a rotation; beyond it the oldest are dropped
+_EVENT_CALL = re.compile(rb'"event":\s*"(sent|done)",\s*"call":\s*"([^"]*)"')
 _SECRET_KEY = re.compile(r"token|secret|password|passwd|api[_-]?key|authorization|credential|cookie", re.I)
 
 
@@ -182,7 +187,7 @@ class CallJournal:
         with updating(path):
             try:
                 if os.stat(path).st_ino == open_file.st_ino:
-                    os.replace(path, path.with_name(path.name + ".1"))
+                    _rotate(path)
             except FileNotFoundError:
                 pass
         return True
@@ -191,6 +196,46 @@ class CallJournal:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _rotate(path: Path) -> None:
+    """Move ``path`` to ``.1`` and start the new file with the unanswered ``sent`` lines of the ``.1`` it
+    replaces. Lines are matched by their event and call id without parsing them (a rotation reads up to
+    two whole generations, while a call waits for its line to be written)."""
+    older, newer = path.with_name(path.name + ".1"), path
+    try:
+        dropped = older.read_bytes()
+    except FileNotFoundError:
+        dropped = b""
+    events = _EVENT_CALL.findall(dropped)  # (event, call id) pairs: no match objects, a third faster
+    waiting = {call for event, call in events if event == b"sent"} - {
+        call for event, call in events if event == b"done"
+    }
+    if waiting:
+        waiting -= {call for event, call in _EVENT_CALL.findall(newer.read_bytes()) if event == b"done"}
+    unanswered = _sent_lines(dropped, waiting) if waiting else []
+    if len(unanswered) > MAX_CARRIED:
+        logger.warning("call journal %s: %d unanswered calls, the oldest dropped", path, len(unanswered))
+        unanswered = unanswered[-MAX_CARRIED:]
+    os.replace(newer, older)
+    if unanswered:
+        marked = (line if line.startswith(b'{"carried"') else b'{"carried":true,' + line[1:] for line in unanswered)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, b"".join(line + b"\n" for line in marked))
+        finally:
+            os.close(fd)
+
+
+def _sent_lines(data: bytes, calls: set[bytes]) -> list[bytes]:
+    """The ``sent`` lines of ``calls`` in ``data``, in the file's order (oldest first)."""
+    lines = []
+    for found in _EVENT_CALL.finditer(data):
+        if found[1] == b"sent" and found[2] in calls:
+            start = data.rfind(b"\n", 0, found.start()) + 1
+            end = data.find(b"\n", start)
+            lines.append(data[start : end if end >= 0 else len(data)])
+    return lines
 
 
 @dataclass(frozen=True)
@@ -257,6 +302,7 @@ def read_journal(path: Path) -> list[JournalEntry]:
                 error=error,
             )
         )
+    entries.sort(key=lambda entry: entry.at)  # a call carried across a rotation sits among later ones
     return entries
 
 
@@ -277,7 +323,7 @@ async def follow(path: Path, poll_s: float = 0.25) -> AsyncIterator[dict[str, An
                         line = orjson.loads(raw)
                     except orjson.JSONDecodeError:
                         continue
-                    if isinstance(line, dict):
+                    if isinstance(line, dict) and not line.get("carried"):  # a rotation's copy, not news
                         yield line
                 if _inode(path) != os.fstat(handle.fileno()).st_ino:  # rotated, and the old file read out
                     handle.close()

@@ -150,6 +150,27 @@ def test_a_rotated_journal_still_reads_whole(tmp_path: Path) -> None:
     assert all(c.outcome == "ok" for c in calls)
 
 
+def test_a_call_unanswered_across_many_rotations_is_still_listed(tmp_path: Path) -> None:
+    """A rotation drops the generation before; a call still waiting (or cut off by a crash) in it must not
+    go with it: the one line that says it may have run is carried into the new file."""
+    path = tmp_path / JOURNAL_FILE
+    journal = CallJournal(path, max_bytes=600)
+    with journal.call("s__slow", {"n": -1}, via="call_tool") as slow:
+        for number in range(80):  # about 27 rotations
+            with journal.call("s__t", {"n": number}, via="call_tool") as record:
+                record.answered({"content": []})
+        waiting = read_journal(path)
+        assert waiting[0].tool == "s__slow" and waiting[0].ms is None  # listed first: it is the oldest
+        assert min(c.arguments["n"] for c in waiting[1:]) > 40  # while the early answered calls are gone
+        slow.answered({"content": []})
+    journal.close()
+    calls = read_journal(path)
+    assert (calls[0].tool, calls[0].outcome) == ("s__slow", "ok")
+    assert sum(c.tool == "s__slow" for c in calls) == 1
+    for part in (path, tmp_path / (JOURNAL_FILE + ".1")):  # carried at each rotation, never piled up
+        assert part.read_bytes().count(b'"carried":true') <= 1
+
+
 async def test_following_the_journal_misses_no_line_across_rotations(tmp_path: Path) -> None:
     """``journal --follow`` reads the rotated file to its end before it turns to the new one (``tail -F``):
     a follower that reopened the path at each rotation would skip what was written since its last read."""
