@@ -221,6 +221,12 @@ def routing() -> str:
         ("routing-github-all.json", "GitHub dev queries (all 166; half of them were used to calibrate)"),
         ("routing-irrelevant.json", "Abstention: irrelevant-dev.jsonl against the 117 GitHub tools (odd half)"),
         ("routing-bfcl.json", "BFCL dev queries (odd half) over the 2,555 BFCL functions"),
+        (
+            "routing-local.json",
+            "Everyday local servers: `bench/data/local-dev.jsonl` (65 requests, session 30) over the 50 tools of "
+            "time, git, filesystem, memory and everything (`tests/fixtures/local_registry.json`), uncalibrated, "
+            "as a gateway routes before anyone runs `calibrate`",
+        ),
     ]
     for name, title in sections:
         document = load(name)

@@ -16,3 +16,6 @@ nexus-gateway eval routing --registry $S/registries/github-mcp.json --queries $S
 BFCL="--registry $S/registries/bfcl-functions.json --queries $S/queries/bfcl-dev.jsonl"
 nexus-gateway calibrate $BFCL --part even > $R/calibration-bfcl.json
 nexus-gateway eval routing $BFCL --part odd --sizes all --json $R/routing-bfcl.json
+# Everyday local servers, uncalibrated (what a gateway in front of them does before anyone calibrates).
+nexus-gateway eval routing --registry tests/fixtures/local_registry.json --queries bench/data/local-dev.jsonl \
+  --sizes all --no-rerank --json $R/routing-local.json

@@ -144,6 +144,19 @@ def one_edit_apart(a: str, b: str) -> bool:
 _IDENTIFIER = re.compile(r"\S*[A-Za-z][/_.\-][A-Za-z0-9]\S*|\S*[a-z][A-Z]\S*")
 
 
+# Argument values inside a request: quoted text, paths and URLs, file names, globs. Their words name
+# the things a call acts on, not the operation ("print log.txt" is not about ``git_log``).
+_VALUE_SPAN = re.compile(
+    r"""(?<!\w)'[^']+'(?!\w)|"[^"]+"|`[^`]+`|“[^”]+”|\S*[/\\]\S*|\S*\w\.[A-Za-z]\w{0,4}\b|\S*\*\S*"""
+)
+
+
+def without_values(query: str) -> str:
+    """``query`` with its argument values blanked out, for the lexical signal only: the embedder and the
+    slot detectors still read them (a path says that the tool takes one)."""
+    return _VALUE_SPAN.sub(" ", query)
+
+
 @dataclass(frozen=True)
 class LexicalDocument:
     """The text fields of one tool, weighted: the name counts twice.
@@ -246,7 +259,9 @@ class BM25Index:
     def query_terms(self, query: str) -> list[str]:
         """The query's distinct terms; each one the registry never says replaced by its plain synonym when
         the registry says that (``SYNONYMS``: "folder" → directory), else by its one-edit correction when
-        there is one, except the parts of names typed as identifiers (``octo-org/app``)."""
+        there is one, except the parts of names typed as identifiers (``octo-org/app``). Argument values
+        (quoted text, paths, file names: ``without_values``) are no terms at all."""
+        query = without_values(query)
         names = {token for match in _IDENTIFIER.finditer(query) for token in tokenize(match.group(0))}
         terms = []
         for token in dict.fromkeys(tokenize(query, QUERY_STOPWORDS)):

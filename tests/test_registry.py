@@ -153,7 +153,7 @@ def test_a_typo_is_one_edit_and_a_typed_name_is_not_a_typo() -> None:
     assert index.correct("fodler") is None and index.correct("brnach") == "branch"  # a swap is one edit
     assert one_edit_apart("fodler", "folder") and one_edit_apart("logo", "log") and not one_edit_apart("ab", "ba b")
     # the parts of an identifier are names: "octo" stays "octo" (not "onto"), while prose is corrected
-    assert index.query_terms("merge the brnach in octo-org/app") == ["merge", "branch", "octo", "organization", "app"]
+    assert index.query_terms("merge the brnach of octo-org") == ["merge", "branch", "octo", "organization"]
     assert "onto" in index.query_terms("put the octo branch back")
     # a number is not a typo: "five" stays five, not "file"; "show" frames the request (show me X = read X),
     # so it does not match `git_show` by name
@@ -170,6 +170,18 @@ def test_a_word_the_registry_never_says_is_read_as_its_plain_synonym() -> None:
     # a registry that says "folder" keeps it, and a synonym the registry does not say is no help
     assert BM25Index([tokenize("list a folder")]).query_terms("list the folder") == ["list", "folder"]
     assert BM25Index([tokenize("list files")]).query_terms("forget it")[0] == "forget"
+
+
+def test_argument_values_in_a_request_are_no_lexical_terms() -> None:
+    """A request to print log.txt names a file to read, not ``git_log``: quoted text, paths, URLs, file names
+    and globs are what a call acts on. Apostrophes inside words are not quotes."""
+    index = BM25Index([tokenize("read the contents of a file"), tokenize("git log: shows the commit logs")])
+    assert index.query_terms("print the contents of /tmp/log.txt") == ["print", "content"]
+    assert index.top("print the contents of log.txt", 1)[0][0] == 0
+    assert index.query_terms("find every file named *.log") == ["find", "every", "file", "named"]
+    assert index.query_terms("save 'fix the log' to notes.md") == ["save"]
+    assert index.query_terms('commit with message "update logs" from https://x.io/a') == ["commit", "message"]
+    assert {"log", "guess"} <= set(index.query_terms("what's in the log, don't guess"))
 
 
 def test_query_function_words_and_name_coverage() -> None:
