@@ -51,16 +51,21 @@ def kmeans(rows: np.ndarray, cells: int, rng: np.random.Generator, iterations: i
     return centroids
 
 
-def main() -> int:
-    rng = np.random.default_rng(0)
+def real_vectors() -> tuple[np.ndarray, np.ndarray]:
+    """The 3,872 real tool vectors of the three registries and the 405 real dev queries' vectors."""
     embedder = Embedder()
     tools = load_registries(
         [str(S / "registries" / f) for f in ("github-mcp.json", "mcp-pool.json", "bfcl-functions.json")]
     )
     real = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag)).astype(np.float32)
     queries = load_queries(S / "queries/github-dev.jsonl") + load_queries(S / "queries/bfcl-dev.jsonl")[::4]
-    query_vectors = embed_queries(embedder, queries)
-    print(f"{len(real)} real tool vectors, {len(queries)} queries, N = {N:,}")
+    return real, embed_queries(embedder, queries).astype(np.float32)
+
+
+def main() -> int:
+    rng = np.random.default_rng(0)
+    real, query_vectors = real_vectors()
+    print(f"{len(real)} real tool vectors, {len(query_vectors)} queries, N = {N:,}")
     for kind in ("noise", "mix"):
         rows = corpus(real, kind, rng)
         codes, scales = quantize(rows)

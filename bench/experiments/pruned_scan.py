@@ -16,24 +16,14 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from ivf_recall import S, corpus
+from ivf_recall import corpus, real_vectors
 
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.embedder import Embedder
-from nexus_gateway.evaluation import embed_queries, embed_tools, load_queries, load_registries
 from nexus_gateway.slb import quantize
-from nexus_gateway.vectors import VectorStore
 
 
 def main() -> int:
     rng = np.random.default_rng(0)
-    embedder = Embedder()
-    tools = load_registries(
-        [str(S / "registries" / f) for f in ("github-mcp.json", "mcp-pool.json", "bfcl-functions.json")]
-    )
-    real = embed_tools(tools, embedder, VectorStore(RegistryCache(), embedder.model_tag)).astype(np.float32)
-    queries = load_queries(S / "queries/github-dev.jsonl") + load_queries(S / "queries/bfcl-dev.jsonl")[::4]
-    query_vectors = embed_queries(embedder, queries).astype(np.float32)
+    real, query_vectors = real_vectors()
     _, _, axes = np.linalg.svd(real, full_matrices=False)  # uncentred: scores are raw dot products
     for kind in ("noise", "mix"):
         codes, scales = quantize(corpus(real, kind, rng) @ axes.T)
