@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .affordance import REPO_PATTERN, URL_PATTERN, names_a_path
 from .decoding import could_hold
+from .grounding import spelled_numbers
 from .ir import PAGINATION
 from .lexical import stem, tokenize
 from .mentions import (
@@ -426,8 +427,10 @@ def window_numbers_of_their_kind(
     kind: "read that text file again" after "add 19 and 23" came out ``head: 23, tail: 19``. Its kind is
     the words of the keys earlier calls gave it and of what it numbers in their results
     (:meth:`SessionWindow.number_kinds`); a key named as an id or a number takes a record's number from
-    a result, and a required key keeps what the model wrote (leaving it out would only ask)."""
-    stated = set(re.findall(r"\d+", intent))
+    a result, and a required key keeps what the model wrote (leaving it out would only ask). A number
+    with no kind at all (the ``42`` of get-sum's text result) is no more a line count than one with the
+    wrong kind: it too stays only in a key named as an id or a number."""
+    stated = set(re.findall(r"\d+", intent)) | set(spelled_numbers(intent))
     kinds: dict[int, set[str]] = {}  # the key names earlier calls gave the number, and its kind's words
     for turn in earlier.turns:
         for key, value in turn.arguments.items():
@@ -438,9 +441,9 @@ def window_numbers_of_their_kind(
     required = set(schema.get("required") or [])
     kept = dict(arguments)
     for key, value in arguments.items():
-        if type(value) is not int or str(value) in stated or key in required or value not in kinds:
+        if type(value) is not int or str(value) in stated or key in required:
             continue
-        if not names_an_identifier(key) and not {key, *tokenize(key)} & kinds[value]:
+        if not names_an_identifier(key) and not {key, *tokenize(key)} & kinds.get(value, set()):
             del kept[key]
     return kept
 

@@ -1348,6 +1348,12 @@ def test_a_number_from_an_earlier_turn_stays_only_in_a_key_of_its_kind() -> None
     read = {"properties": {"path": {"type": "string"}, "head": {"type": "integer"}}, "required": ["path"]}
     said = "read that text file again"
     assert window_numbers_of_their_kind({"path": "x", "head": 23}, read, said, window) == {"path": "x"}
+    # the sum itself numbers nothing: it is no line count either (the 0.5B model wrote ``head: 42``)
+    assert window_numbers_of_their_kind({"path": "x", "head": 42}, read, said, window) == {"path": "x"}
+    assert window_numbers_of_their_kind({"head": 3}, read, "the first three lines of it", window) == {"head": 3}
+    # nor are the digits of an earlier path (pytest's ``…/pytest-3/generated0/…``)
+    window.add("read /tmp/pytest-3/generated0/a.txt", "read_file", {"path": "/tmp/pytest-3/generated0/a.txt"}, "x")
+    assert window_numbers_of_their_kind({"path": "x", "head": 3, "tail": 0}, read, said, window) == {"path": "x"}
     # stated in the request, or a key of its kind: kept
     assert window_numbers_of_their_kind({"head": 23}, read, "the first 23 lines of it", window) == {"head": 23}
     sums = {"properties": {"a": {"type": "integer"}, "run_id": {"type": "integer"}}}
