@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .cache import RegistryCache
 from .routing import Calibration
@@ -27,10 +28,20 @@ def calibration_path(cache: RegistryCache, paths: Sequence[str | Path], model_ta
 
 
 def save_calibration(
-    cache: RegistryCache, paths: Sequence[str | Path], model_tag: str, calibration: Calibration
+    cache: RegistryCache,
+    paths: Sequence[str | Path],
+    model_tag: str,
+    calibration: Calibration,
+    evidence: dict[str, Any] | None = None,
 ) -> Path:
+    """``evidence``: what a decision rests on, for whoever reads the file (the judge's fixes and breaks)."""
     path = calibration_path(cache, paths, model_tag)
-    document = {**calibration.to_json(), "model_tag": model_tag, "registries": [str(p) for p in paths]}
+    document = {
+        **calibration.to_json(),
+        **(evidence or {}),
+        "model_tag": model_tag,
+        "registries": [str(p) for p in paths],
+    }
     cache.write_json(path, document)
     return path
 

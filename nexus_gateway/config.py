@@ -108,7 +108,9 @@ class GatewaySettings:
     model: str | None = None  # GGUF path or known name for `call(intent)`; None: the pulled default
     model_threads: int = 2
     generate: bool = True  # generate arguments locally when `call` gets none
-    judge: bool = False  # let the local LLM pick among close candidates (measured: docs/routing.md)
+    # let the local LLM pick among close candidates (measured: docs/routing.md); None: as the routing
+    # calibration decided (`calibrate --judge`), else off
+    judge: bool | None = None
     # which routed choices the host must confirm with call_tool instead of the gateway running them:
     # "auto" (destructive tools, and writes on a close call), "writes", "never" (confirmation.py)
     confirm: str = "auto"
@@ -368,10 +370,12 @@ def _parse_settings(raw: Any, upstream_names: set[str], env: dict[str, str] | os
     if confirm not in CONFIRM_MODES:
         raise ConfigError(f"nexus.confirm: must be one of {', '.join(CONFIRM_MODES)}, got {confirm!r}")
     argument_defaults = _parse_defaults(raw.get("defaults", {}), upstream_names, env)
-    generate, judge, ask_user = raw.get("generate", True), raw.get("judge", False), raw.get("ask_user", True)
-    for key, flag in (("generate", generate), ("judge", judge), ("ask_user", ask_user)):
+    generate, judge, ask_user = raw.get("generate", True), raw.get("judge"), raw.get("ask_user", True)
+    for key, flag in (("generate", generate), ("ask_user", ask_user)):
         if not isinstance(flag, bool):
             raise ConfigError(f"nexus.{key}: must be true or false, got {flag!r}")
+    if judge is not None and not isinstance(judge, bool):
+        raise ConfigError(f"nexus.judge: must be true, false or null (as calibrated), got {judge!r}")
     return GatewaySettings(
         model=expand_vars(model, "nexus.model", env) if model else None,
         model_threads=threads,

@@ -280,6 +280,15 @@ def load_dialogues(path: str) -> list[dict[str, Any]]:
     return out
 
 
+def open_engine(model: str | None, threads: int) -> tuple[LlamaEngine, str]:
+    """The local LLM named by ``--model`` (a GGUF path or a model name; None: the pulled default) and
+    the file's path."""
+    resolved = resolve_model(model)
+    if resolved is None or not resolved.is_file():
+        raise ConfigError(f"--model: no model file at {resolved or 'the default path'} (nexus-gateway models pull)")
+    return LlamaEngine(EngineSettings(str(resolved), n_threads=threads)), str(resolved)
+
+
 def cmd_eval_args(args: argparse.Namespace) -> int:
     from .eval_cli import build_router, select_part
 
@@ -287,11 +296,7 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
     if args.limit:
         queries = queries[: args.limit]
     dialogues = load_dialogues(args.dialogues) if args.dialogues else []
-    resolved = resolve_model(args.model)
-    if resolved is None or not resolved.is_file():
-        raise ConfigError(f"--model: no model file at {resolved or 'the default path'} (nexus-gateway models pull)")
-    path = str(resolved)
-    engine = LlamaEngine(EngineSettings(path, n_threads=args.threads))
+    engine, path = open_engine(args.model, args.threads)
     generator = ArgumentGenerator(engine, focused=args.schema == "ir-focused")
     generator.warm()
     unspliceable = engine.geometry().why_not_spliceable()

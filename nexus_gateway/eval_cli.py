@@ -10,10 +10,11 @@ from typing import Any
 
 import orjson
 
+from .arguments import ArgumentGenerator
 from .cache import RegistryCache
 from .calibration import calibration_path, load_calibration, save_calibration
 from .embedder import CrossEncoder, Embedder, EmbedderSpec
-from .eval_args import cmd_eval_args, load_dialogues
+from .eval_args import cmd_eval_args, load_dialogues, open_engine
 from .evaluation import (
     CONTEXTS,
     RoutingEvaluation,
@@ -26,6 +27,8 @@ from .evaluation import (
     schema_tokens,
 )
 from .exceptions import ConfigError
+from .judge_fit import judge_requests, judge_verdict
+from .progress import progress_printer
 from .routing import Calibration
 from .vectors import VectorStore
 
@@ -150,9 +153,32 @@ def build_router(args: argparse.Namespace) -> tuple[list[Any], Any]:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     evaluation, queries, query_vectors, cache = prepare(args)
-    calibration = calibrate(evaluation, queries, query_vectors, parse_sizes(args.size))
-    path = save_calibration(cache, args.registry, evaluation.embedder.model_tag, calibration)
-    sys.stdout.write(orjson.dumps(calibration.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    sizes = parse_sizes(args.size)
+    calibration = calibrate(evaluation, queries, query_vectors, sizes)
+    evidence: dict[str, Any] = {}
+    if args.judge:
+        engine, model = open_engine(args.model, args.threads)
+        generator = ArgumentGenerator(engine)
+        generator.warm()
+
+        def judge(intent: str, candidates: list[tuple[str, str]]) -> int:
+            return generator.choose_tool(intent, candidates).index
+
+        progress = progress_printer("judging the router's best candidates")
+        judged = judge_requests(evaluation, queries, query_vectors, sizes[0], judge, progress)
+        verdict = judge_verdict(len(queries), judged)
+        calibration = replace(calibration, judge_margin=verdict.margin)
+        evidence = {"judge_evidence": {**verdict.to_json(), "model": Path(model).name}}
+        sys.stderr.write(f"judge ({Path(model).name}), p < {verdict.evidence_needed:.3g} needed:\n")
+        for policy in verdict.policies:
+            sys.stderr.write(
+                f"  closest {policy.share:.0%}: asked {policy.asked}, fixed {policy.fixed}, broke {policy.broken}, "
+                f"p = {policy.p:.3g}{'  <- kept' if policy is verdict.chosen else ''}\n"
+            )
+        if verdict.chosen is None:
+            sys.stderr.write("  the judge stays off\n")
+    path = save_calibration(cache, args.registry, evaluation.embedder.model_tag, calibration, evidence)
+    sys.stdout.write(orjson.dumps({**calibration.to_json(), **evidence}, option=orjson.OPT_INDENT_2).decode() + "\n")
     sys.stderr.write(f"calibration stored in {path}\n")
     return 0
 
@@ -306,4 +332,11 @@ def register(commands: Any) -> None:
         default="all",
         help="registry size(s) to calibrate at, e.g. 250,all (default: all tools; τ and the floor at the first)",
     )
+    calib.add_argument(
+        "--judge",
+        action="store_true",
+        help="also decide whether the local LLM picks among close candidates (nexus.judge unset): on only "
+        "when it fixes significantly more of these requests than it breaks",
+    )
+    calib.add_argument("--model", metavar="GGUF", help="the judge's model: a GGUF path or a model name")
     calib.set_defaults(offline=cmd_calibrate)

@@ -79,6 +79,10 @@ class Gateway:
         self.list_listeners: list[Callable[[str], Coroutine[Any, Any, None]]] = []
         self._group: anyio.abc.TaskGroup | None = None
         self.routing = RouterService(self.registry, self.cache, self.settings.routing)
+        # below which margin the local LLM picks among the best candidates: the config's on (the gate's
+        # τ) or off, else the calibration's (``calibrate --judge``; 0: never)
+        judge, calibration = self.settings.judge, self.routing.calibration
+        self.judge_margin = calibration.judge_margin if judge is None else calibration.tau if judge else 0.0
         self.metrics = GatewayMetrics()  # served at GET /metrics by the HTTP transports
         self.metrics.watch_upstreams(self.pool.statuses, lambda: len(self.registry))
         self.generation = GenerationService(
@@ -87,7 +91,7 @@ class Gateway:
             self.settings.generate,
             schema_mode=self.settings.schema,
             cache=self.cache,
-            judge=self.settings.judge,
+            judge=self.judge_margin > 0,
         )
         for upstream in config.upstreams:
             if self._load_cached_server(upstream.name):

@@ -19,11 +19,10 @@ from .engine import ContextOverflow
 from .gateway import Gateway
 from .host_relay import HostLink
 from .registry import ToolEntry
-from .routing import Candidate
+from .routing import JUDGE_CANDIDATES, Candidate
 from .validation import BLANK_INTENT, require_words, validate_arguments
 
 TRACE_KEY = "io.nexus-gateway/trace"
-JUDGE_CANDIDATES = 3
 # A call that arrives while the local model is still loading (the first seconds after start: the sha256
 # check, the load, the system prefix) waits for it this long rather than handing the host the work.
 MODEL_WAIT_S = 60.0
@@ -124,9 +123,13 @@ async def _call_intent(
             }
         )
     entry = gateway.describe(result.chosen)
+    # the model both judges and generates: a call in the first seconds after start waits for it here,
+    # before the judge, or the judge would be skipped while generation still got the model
+    if arguments is None and not gateway.generation.ready and gateway.generation.error is None:
+        with anyio.move_on_after(MODEL_WAIT_S):
+            await gateway.generation.wait_settled()
     tau = gateway.routing.calibration.tau
-    close_call = result.margin < tau
-    if arguments is None and gateway.settings.judge and gateway.generation.ready and close_call:
+    if arguments is None and result.margin < gateway.judge_margin and gateway.generation.ready:
         close = [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]]
         try:
             entry, judge_ms = await gateway.generation.choose(close, intent)
@@ -138,9 +141,6 @@ async def _call_intent(
     defaults = gateway.defaults(entry)
     missing: list[str] = []
     too_long = None
-    if arguments is None and not gateway.generation.ready and gateway.generation.error is None:
-        with anyio.move_on_after(MODEL_WAIT_S):
-            await gateway.generation.wait_settled()
     if arguments is None and gateway.generation.ready:
         try:
             generation = await gateway.generation.generate(entry, intent, window, given=defaults.keys())

@@ -35,7 +35,8 @@ class RouterService:
         self.settings = settings
         self.embedder: Embedder | None = None
         self.cross_encoder: CrossEncoder | None = None
-        self.calibration = Calibration()
+        # read at once, not with the models: the gateway decides from it whether the judge warms up
+        self.calibration = self._calibration()
         self.router: Router | None = None
         self.store: VectorStore | None = None
         self.error: str | None = None
@@ -65,7 +66,6 @@ class RouterService:
             self.store = VectorStore(self.cache, self.embedder.model_tag)
             if self.settings.rerank:
                 self.cross_encoder = CrossEncoder(workers=self.settings.threads)  # one thread per pair
-            self.calibration = self._calibration()
         except NexusError as exc:
             self.error = str(exc)
             logger.warning("routing: %s; search falls back to BM25", exc)

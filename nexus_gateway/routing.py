@@ -54,6 +54,7 @@ DEFAULT_PLATFORM_WEIGHT = 0.5
 DEFAULT_TAU = 0.05
 DEFAULT_FLOOR = 0.6  # uncalibrated: abstain only on clearly unrelated requests (calibrated: 0.61-0.89)
 DEFAULT_RERANK_K = 4
+JUDGE_CANDIDATES = 3  # how many of the router's best the local LLM chooses among (``nexus.judge``)
 DEFAULT_RERANK_WEIGHT = 0.02
 RETRIEVE_K = 32
 
@@ -83,6 +84,9 @@ class Calibration:
     platform_weight: float = DEFAULT_PLATFORM_WEIGHT
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     rerank_k: int = DEFAULT_RERANK_K
+    # below which margin the local LLM picks among the best candidates when ``nexus.judge`` is unset;
+    # 0: never. Only ``calibrate --judge`` sets it, where the judge's flips pass a sign test (judge_fit.py)
+    judge_margin: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

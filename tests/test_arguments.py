@@ -11,7 +11,16 @@ from pathlib import Path
 import anyio
 import llama_cpp
 import pytest
-from conftest import TESTS, node_server, real_servers, result_json, result_text, stdio_gateway, write_config
+from conftest import (
+    TESTS,
+    node_server,
+    python_server,
+    real_servers,
+    result_json,
+    result_text,
+    stdio_gateway,
+    write_config,
+)
 from mcp import ClientSession
 from mcp.types import CallToolResult
 
@@ -1255,6 +1264,26 @@ async def test_a_later_turn_takes_a_value_from_the_session_window(gateway: tuple
     again = await call_when_generating(session, "read that text file again")
     assert not again.is_error and "oat milk, lemons" in result_text(again), result_text(again)
     assert (again.meta or {})["io.nexus-gateway/trace"]["arguments"]["path"] == str(files / "shopping.txt")
+
+
+@pytest.mark.anyio
+async def test_a_calibration_that_turns_the_judge_on_has_call_ask_it(tmp_path: Path) -> None:
+    """``nexus.judge`` unset: the routing calibration decides (``calibrate --judge``). One that asks the
+    judge below a margin every decision falls below has the model pick among the best candidates."""
+    from nexus_gateway.cache import RegistryCache
+    from nexus_gateway.routing import Calibration
+
+    calibration = tmp_path / "calibration.json"
+    RegistryCache(tmp_path / "cache").write_json(calibration, Calibration(floor=-9.0, judge_margin=10.0).to_json())
+    servers = {"time": {"command": python_server("mcp-server-time"), "args": ["--local-timezone", "UTC"]}}
+    config = write_config(tmp_path / "config.json", servers, routing={"calibration": str(calibration)}, model_threads=1)
+    async with stdio_gateway(config, tmp_path / "cache") as session:
+        result = await call_when_generating(session, "what time is it in Tokyo right now")
+    trace = (result.meta or {})["io.nexus-gateway/trace"]
+    assert "judge" in trace, trace
+    assert set(trace["judge"]["candidates"]) == {"time__get_current_time", "time__convert_time"}, trace
+    assert trace["judge"]["chosen"] == trace["tool"] == "time__get_current_time", trace
+    assert not result.is_error and "Asia/Tokyo" in result_text(result), result_text(result)
 
 
 @pytest.mark.anyio

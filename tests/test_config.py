@@ -76,7 +76,7 @@ def test_argument_defaults_per_server() -> None:
         ({"mcpServers": {}, "nexus": {"model": 5}}, "nexus.model: must be a GGUF path or a model name"),
         ({"mcpServers": {}, "nexus": {"model_threads": 0}}, "nexus.model_threads"),
         ({"mcpServers": {}, "nexus": {"generate": "yes"}}, "nexus.generate: must be true or false"),
-        ({"mcpServers": {}, "nexus": {"judge": 1}}, "nexus.judge: must be true or false"),
+        ({"mcpServers": {}, "nexus": {"judge": 1}}, "nexus.judge: must be true, false or null (as calibrated)"),
         ({"mcpServers": {}, "nexus": {"ask_user": "no"}}, "nexus.ask_user: must be true or false"),
         ({"mcpServers": {}, "nexus": {"schema": "json"}}, "nexus.schema: must be one of ir, ir-focused, full, auto"),
         ({"mcpServers": {}, "nexus": {"defaults": {"git": {"repo_path": "."}}}}, "nexus.defaults.git: 'git' is not"),

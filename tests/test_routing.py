@@ -172,6 +172,31 @@ def test_calibration_is_reproducible_and_eval_writes_the_documented_shape(tmp_pa
     assert plot.stat().st_size > 10_000
 
 
+def test_calibrate_judge_keeps_a_judge_margin_only_on_the_sign_test(tmp_path: Path) -> None:
+    """``calibrate --judge`` lets the local LLM pick among the best candidates of the labelled requests
+    and stores the margin below which it fixed significantly more than it broke (0: never)."""
+    from nexus_gateway.evaluation import sign_test_p
+
+    common = ["--registry", str(REGISTRY), "--queries", str(QUERIES), "--cache-dir", str(tmp_path / "cache")]
+    done = run_cli("calibrate", *common, "--judge", "--threads", "1", "--no-rerank", cache=tmp_path)
+    assert done.returncode == 0, done.stderr
+    stored = json.loads(done.stdout)
+    evidence = stored["judge_evidence"]
+    policies = evidence["policies"]
+    assert evidence["requests"] == 20 and [p["share"] for p in policies] == [0.2, 0.4, 0.6, 0.8, 1.0]
+    asked = [p["asked"] for p in policies]
+    assert asked == sorted(asked) and asked[-1] == evidence["judged"] >= 18  # every decision: all but abstentions
+    for policy in policies:
+        assert policy["fixed"] + policy["broken"] <= policy["asked"]
+        assert policy["p"] == round(sign_test_p(policy["fixed"], policy["broken"]), 4)
+    passing = [p for p in policies if p["p"] < evidence["p_needed"]]
+    assert stored["judge_margin"] == evidence["margin"] == (max(
+        passing, key=lambda p: (p["fixed"] - p["broken"], -p["asked"]))["margin"] if passing else 0.0)  # fmt: skip
+    assert evidence["model"].endswith(".gguf") and "the router's best candidates" in done.stderr
+    files = list((tmp_path / "cache" / "calibration").glob("*.json"))
+    assert len(files) == 1 and f"calibration stored in {files[0]}" in done.stderr
+
+
 def test_calibration_scores_each_cross_encoder_pair_once() -> None:
     """The calibration grid re-ranks the same pairs for every weight and candidate count; the memo
     must give the cross-encoder's own scores and ask it once per pair."""
