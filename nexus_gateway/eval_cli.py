@@ -27,7 +27,7 @@ from .evaluation import (
     schema_tokens,
 )
 from .exceptions import ConfigError
-from .judge_fit import judge_requests, judge_verdict
+from .judge_fit import JudgeVerdict, judge_requests, judge_verdict
 from .progress import progress_printer
 from .routing import Calibration
 from .vectors import VectorStore
@@ -157,30 +157,43 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     calibration = calibrate(evaluation, queries, query_vectors, sizes)
     evidence: dict[str, Any] = {}
     if args.judge:
-        engine, model = open_engine(args.model, args.threads)
-        generator = ArgumentGenerator(engine)
-        generator.warm()
-
-        def judge(intent: str, candidates: list[tuple[str, str]]) -> int:
-            return generator.choose_tool(intent, candidates).index
-
-        progress = progress_printer("judging the router's best candidates")
-        judged = judge_requests(evaluation, queries, query_vectors, sizes[0], judge, progress)
-        verdict = judge_verdict(len(queries), judged)
+        verdict, model = calibrate_judge(args, evaluation, queries, query_vectors, sizes[0])
         calibration = replace(calibration, judge_margin=verdict.margin)
-        evidence = {"judge_evidence": {**verdict.to_json(), "model": Path(model).name}}
-        sys.stderr.write(f"judge ({Path(model).name}), p < {verdict.evidence_needed:.3g} needed:\n")
-        for policy in verdict.policies:
-            sys.stderr.write(
-                f"  closest {policy.share:.0%}: asked {policy.asked}, fixed {policy.fixed}, broke {policy.broken}, "
-                f"p = {policy.p:.3g}{'  <- kept' if policy is verdict.chosen else ''}\n"
-            )
-        if verdict.chosen is None:
-            sys.stderr.write("  the judge stays off\n")
+        evidence = {"judge_evidence": {**verdict.to_json(), "model": model}}
     path = save_calibration(cache, args.registry, evaluation.embedder.model_tag, calibration, evidence)
     sys.stdout.write(orjson.dumps({**calibration.to_json(), **evidence}, option=orjson.OPT_INDENT_2).decode() + "\n")
     sys.stderr.write(f"calibration stored in {path}\n")
     return 0
+
+
+def calibrate_judge(
+    args: argparse.Namespace,
+    evaluation: RoutingEvaluation,
+    queries: list[dict[str, Any]],
+    query_vectors: Any,
+    size: int | None,
+) -> tuple[JudgeVerdict, str]:
+    """``calibrate --judge``: the local LLM's pick on every request, each margin's fixes and breaks on
+    stderr, and the verdict (judge_fit.py) with the model file's name."""
+    engine, path = open_engine(args.model, args.threads)
+    generator = ArgumentGenerator(engine)
+    generator.warm()
+
+    def judge(intent: str, candidates: list[tuple[str, str]]) -> int:
+        return generator.choose_tool(intent, candidates).index
+
+    progress = progress_printer("judging the router's best candidates")
+    verdict = judge_verdict(len(queries), judge_requests(evaluation, queries, query_vectors, size, judge, progress))
+    model = Path(path).name
+    sys.stderr.write(f"judge ({model}), p < {verdict.evidence_needed:.3g} needed:\n")
+    for policy in verdict.policies:
+        sys.stderr.write(
+            f"  closest {policy.share:.0%}: asked {policy.asked}, fixed {policy.fixed}, broke {policy.broken}, "
+            f"p = {policy.p:.3g}{'  <- kept' if policy is verdict.chosen else ''}\n"
+        )
+    if verdict.chosen is None:
+        sys.stderr.write("  the judge stays off\n")
+    return verdict, model
 
 
 def cmd_eval_routing(args: argparse.Namespace) -> int:
