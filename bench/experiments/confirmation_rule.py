@@ -24,7 +24,7 @@ from nexus_gateway.embedder import Embedder
 from nexus_gateway.evaluation import embed_queries, load_queries
 from nexus_gateway.mood import WRITE, tool_mood
 
-SHOWN = 3  # candidates a needs_confirmation answer lists (routed_call.JUDGE_CANDIDATES)
+SHOWN = 3  # candidates a needs_confirmation answer lists (routing.JUDGE_CANDIDATES)
 
 
 def main() -> int:
