@@ -23,8 +23,10 @@ import numpy as np
 from .evaluation import GATE_EVIDENCE, RoutingEvaluation, sign_test_p
 from .ir import compressed_ir
 from .routing import JUDGE_CANDIDATES
+from .toolids import base_id
 
-# The judge: the request and the candidates as the gateway shows them, ``(tool id, compressed IR)``;
+# The judge: the request and the candidates as the gateway shows them, ``(tool id, compressed IR)``
+# (the id as the registry gives it, ``toolids.base_id``);
 # returns the index of its pick.
 Judge = Callable[[str, list[tuple[str, str]]], int]
 # Shares of the calibration requests, closest first, the judge may be asked on.
@@ -116,7 +118,7 @@ def judge_requests(
         )
         if not result.abstained and result.candidates:
             tools = [evaluation.tools[int(c.id)] for c in result.candidates[:JUDGE_CANDIDATES]]
-            shown = [(f"{t.server}__{t.name}", compressed_ir(t.name, t.schema, t.description)) for t in tools]
+            shown = [(base_id(t.server, t.name), compressed_ir(t.name, t.schema, t.description)) for t in tools]
             pick = tools[judge(query["query"], shown)]
             judged.append(JudgedRequest(result.margin, tools[0].uid in accepted, pick.uid in accepted))
         if progress:
