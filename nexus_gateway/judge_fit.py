@@ -130,11 +130,16 @@ def judge_verdict(requests: int, judged: Sequence[JudgedRequest]) -> JudgeVerdic
     """Each share's margin (the quantile of the judged requests' margins; every decision at 1.0) and
     what asking the judge below it did."""
     margins = np.array([j.margin for j in judged], dtype=np.float64)
-    policies = []
-    for share in JUDGED_SHARES if judged else ():
-        margin = EVERY_DECISION if share >= 1.0 else float(np.quantile(margins, share))
-        asked = [j for j in judged if j.margin < margin]
-        fixed = sum(j.judge_right and not j.router_right for j in asked)
-        broken = sum(j.router_right and not j.judge_right for j in asked)
-        policies.append(JudgePolicy(share, margin, len(asked), fixed, broken))
-    return JudgeVerdict(requests, len(judged), tuple(policies))
+    policies = tuple(
+        judged_below(judged, EVERY_DECISION if share >= 1.0 else float(np.quantile(margins, share)), share)
+        for share in (JUDGED_SHARES if judged else ())
+    )
+    return JudgeVerdict(requests, len(judged), policies)
+
+
+def judged_below(judged: Sequence[JudgedRequest], margin: float, share: float = 0.0) -> JudgePolicy:
+    """What asking the judge wherever the margin is below ``margin`` did to ``judged``."""
+    asked = [j for j in judged if j.margin < margin]
+    fixed = sum(j.judge_right and not j.router_right for j in asked)
+    broken = sum(j.router_right and not j.judge_right for j in asked)
+    return JudgePolicy(share, margin, len(asked), fixed, broken)

@@ -33,7 +33,7 @@ from nexus_gateway.evaluation import (
     load_registries,
     wilson,
 )
-from nexus_gateway.judge_fit import judge_requests, judge_verdict
+from nexus_gateway.judge_fit import judge_requests, judge_verdict, judged_below
 from nexus_gateway.routing import Calibration
 from nexus_gateway.vectors import VectorStore
 
@@ -89,20 +89,18 @@ def main() -> int:
     n = len(halves["odd"])  # an abstained request counts as a miss on both sides
     router = sum(j.router_right for j in held_out)
     with_judge = sum(j.judge_right if j.margin < margin else j.router_right for j in held_out)
-    asked = [j for j in held_out if j.margin < margin]
-    fixed = sum(j.judge_right and not j.router_right for j in asked)
-    broken = sum(j.router_right and not j.judge_right for j in asked)
+    counted = judged_below(held_out, margin)
     rows = {}
     for label, hits in (("router", router), ("router + judge at the kept margin", with_judge)):
         low, high = wilson(hits, n)
         rows[label] = {"top1": hits / n, "ci": [low, high]}
         print(f"  odd half, {label:<34} {100 * hits / n:5.1f}% [{100 * low:.1f}, {100 * high:.1f}] (n = {n})")
-    print(f"  odd half: judge asked {len(asked)}, fixed {fixed}, broke {broken}")
+    print(f"  odd half: judge asked {counted.asked}, fixed {counted.fixed}, broke {counted.broken}")
     document = {
         "set": args.set,
         "model": Path(model).name,
         "calibration_half": verdict.to_json(),
-        "held_out": {"n": n, **rows, "asked": len(asked), "fixed": fixed, "broken": broken},
+        "held_out": {"n": n, **rows, "asked": counted.asked, "fixed": counted.fixed, "broken": counted.broken},
         "judged": {part: [vars(j) for j in rows_] for part, rows_ in judged.items()},
     }
     Path(args.json).write_text(json.dumps(document, indent=1))
