@@ -255,6 +255,39 @@ def routing() -> str:
     return "\n".join(parts)
 
 
+def judge() -> str:
+    """``calibrate --judge`` fitted on the even half of a request set, applied to the odd half."""
+    rows = []
+    for label, name in (
+        ("local (65 requests), 0.5B", "judge-held-out-local-0.5b.json"),
+        ("local (65 requests), 1.5B", "judge-held-out-local-1.5b.json"),
+        ("GitHub N = 250 (166 requests), 0.5B", "judge-held-out-github-0.5b.json"),
+        ("GitHub N = 250 (166 requests), 1.5B", "judge-held-out-github-1.5b.json"),
+    ):
+        document = load(name)
+        if document is None:
+            rows.append(f"| {label} | _not run yet_ | | | |")
+            continue
+        fitted, held = document["calibration_half"], document["held_out"]
+        flips = ", ".join(f"{p['fixed']} / {p['broken']}" for p in fitted["policies"])
+        kept = next((f"{p['share']:.0%}" for p in fitted["policies"] if p["margin"] == fitted["margin"]), "none")
+        router, judged = held["router"], held["router + judge at the kept margin"]
+        rows.append(
+            f"| {label} | {flips} | {kept} | {pct(router['top1'])} {ci(router['ci'])} | "
+            f"{pct(judged['top1'])} {ci(judged['ci'])} ({held['fixed']} fixed, {held['broken']} broken) |"
+        )
+    return (
+        "Command, from `bench/experiments`: `python judge_held_out.py --set local|github [--model "
+        "qwen2.5-coder-1.5b] --json ../results/judge-held-out-<set>-<model>.json`. The even half fits what "
+        "`nexus-gateway calibrate "
+        "--judge` stores: the margin below which the local LLM picks among the router's best three, kept only "
+        "when its fixes and breaks pass a one-sided sign test at 5% / 5 (`judge_fit.py`); the odd half "
+        "applies it.\n\n"
+        "| set, model | even half: fixed / broken below the closest 20%, 40%, 60%, 80%, every decision | kept "
+        "| odd half: router top-1 | odd half: with the judge |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
+
+
 def verdict(met: bool) -> str:
     """A target's verdict from the figure itself, so a re-run that crosses the line says so."""
     return "**met**" if met else "**not met**"
@@ -753,6 +786,9 @@ medians bootstrap 95% intervals.
 ## Routing accuracy (issue 3)
 
 {routing()}
+### The local LLM as judge, decided per registry by `calibrate --judge`
+
+{judge()}
 ## SLB scan and route latency (issue 3)
 
 {scan()}
