@@ -325,7 +325,9 @@ def scan() -> str:
     p95_2_all = gate_2_all["p95_ms"] if gate_2_all else float("nan")
     p95_met = max(p95_2, p95_2_all) <= 60  # at both sizes, or not met
     bfcl_gate = (
-        f"{bfcl_escalated:.0f}% of decisions escalated, {bfcl_k} candidates re-ranked as `calibrate` chose"
+        f"{bfcl_escalated:.0f}% of decisions escalated, {bfcl_k} candidates re-ranked as `calibrate` chose (its "
+        "sign test at 5% passed on the calibration half; on this half the gate fixed "
+        f"{bfcl_all.get('flips_fixed')} decisions and broke {bfcl_all.get('flips_broken')})"
         if bfcl_escalated
         else "the gate off: `calibrate` keeps it only when its top-1 flips on the calibration half pass a "
         "one-sided sign test at 5% (session 22). Before, BFCL's calibration had switched it on for 4 decisions "
@@ -377,8 +379,8 @@ Against the targets:
 - p95 ≤ 60 ms with the cross-encoder: {verdict(p95_met)} when it runs: every decision escalating costs
   {p95_2:.1f} ms with 2 candidates at N = 250 ({p95_2_all:.1f} ms at 1,317) and {p95_4:.1f} ms with 4
   (re-ranking alone {stage(gate_2, "rerank")} and
-  {stage(gate_4, "rerank")} ms median). As shipped, the routes' p95 stays low because no calibration of
-  ours finds the cross-encoder worth it: BFCL above {bfcl_p95:.1f} ms over 2,555 functions with
+  {stage(gate_4, "rerank")} ms median). As shipped, a route's p95 depends on whether its registry's
+  calibration finds the cross-encoder worth it: BFCL above {bfcl_p95:.1f} ms over 2,555 functions with
   {bfcl_gate}. {gh_text}
 
 The C kernel and numpy give identical rankings at every size.

@@ -24,7 +24,7 @@ from .cache import schema_key
 from .embedder import CrossEncoder, Embedder
 from .exceptions import ConfigError
 from .lexical import LexicalDocument
-from .routing import Calibration, RouteDoc, Router, tool_document
+from .routing import Calibration, RouteDoc, Router, embedded_intent, tool_document
 from .vectors import VectorStore
 from .window import SessionWindow
 
@@ -260,7 +260,7 @@ class RoutingEvaluation:
             lexical = router.bm25.scores(query["query"])
             order_ids = [int(i) for i in router.slb.ids]
             bm_rank = [order_ids[i] for i in np.argsort(-lexical, kind="stable")[:10]]
-            dense = self.vectors[rows] @ vector
+            dense = self.vectors[rows] @ query.get("_plain_vector", vector)
             dense_rank = [int(rows[i]) for i in np.argsort(-dense, kind="stable")[:10]]
             bm25_ok += bm_rank[0] in accepted
             dense_ok += dense_rank[0] in accepted
@@ -518,9 +518,15 @@ def embed_follow_ups(embedder: Embedder, dialogues: list[dict[str, Any]]) -> dic
 
 
 def embed_queries(embedder: Embedder, queries: list[dict[str, Any]]) -> np.ndarray:
+    """Each request's vector as ``Router.route`` embeds it (``routing.embedded_intent``), timed. The
+    dense baseline embeds the request as written, as a plain pipeline would: where the two texts differ,
+    that vector is kept with the request as ``_plain_vector``."""
     vectors = np.zeros((len(queries), embedder.dimension), dtype=np.float32)
     for index, query in enumerate(queries):
+        text = embedded_intent(query["query"])
         started = time.perf_counter()
-        vectors[index] = embedder.embed_query(query["query"])
+        vectors[index] = embedder.embed_query(text)
         query["_embed_ms"] = (time.perf_counter() - started) * 1000
+        if text != query["query"]:
+            query["_plain_vector"] = embedder.embed_query(query["query"])
     return vectors

@@ -152,8 +152,9 @@ _VALUE_SPAN = re.compile(
 
 
 def without_values(query: str) -> str:
-    """``query`` with its argument values blanked out, for the lexical signal only: the embedder and the
-    slot detectors still read them (a path says that the tool takes one)."""
+    """``query`` with its argument values blanked out, for the lexical signal and the embedded query
+    (``routing.embedded_intent``): the slot detectors still read them (a path says that the tool takes
+    one)."""
     return _VALUE_SPAN.sub(" ", query)
 
 

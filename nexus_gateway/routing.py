@@ -36,7 +36,7 @@ import numpy as np
 
 from .affordance import SLOT_KINDS, filled_slots, query_slots, tool_affordances, tool_requirements
 from .embedder import CrossEncoder, Embedder
-from .lexical import BM25Index, NameCoverage, split_identifier
+from .lexical import BM25Index, NameCoverage, split_identifier, without_values
 from .mood import request_mood, tool_mood
 from .platforms import PlatformIndex
 from .slb import SemanticLookasideBuffer
@@ -210,6 +210,16 @@ def server_affordances(docs: Sequence[RouteDoc], affords: dict[str, np.ndarray])
     return columns
 
 
+def embedded_intent(intent: str) -> str:
+    """The part of an intent the embedder reads: the intent without its argument values (quoted text,
+    paths, URLs, file names; ``lexical.without_values``). A long quoted issue body or a file path pulls
+    the request's vector towards tools about its subject ("Replace the description of issue 41 with:
+    'Comments are not rendered on mobile…'" went to sub-issue tools); the lexical signal has left values
+    out since session 30, and the slot detectors still read the whole intent. An intent that is nothing
+    but a value is embedded as it is. Measured in docs/routing.md."""
+    return " ".join(without_values(intent).split()) or intent
+
+
 class Router:
     """Dense + lexical retrieval with a calibrated cross-encoder gate, over one set of tools."""
 
@@ -271,7 +281,7 @@ class Router:
         if the intent named them."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        query = self.embedder.embed_query(intent)
+        query = self.embedder.embed_query(embedded_intent(intent))
         timings["embed"] = (time.perf_counter() - started) * 1000
         return self.route_vector(
             intent, query, limit=limit, allow_rerank=allow_rerank, timings=timings, given=given, carried=carried

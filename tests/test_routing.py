@@ -22,6 +22,7 @@ from nexus_gateway.routing import (
     RouteDoc,
     Router,
     distinguishing_requirements,
+    embedded_intent,
     server_affordances,
     tool_document,
 )
@@ -126,6 +127,13 @@ def test_router_picks_the_right_local_tool(embedder: Embedder) -> None:
     # 16/20 is where the router stands on these intents (dense alone: 17, see docs/routing.md); the bar
     # guards against regressions, the eval harness tracks the real figure.
     assert right >= 16, f"only {right}/{len(queries)} local intents routed right"
+
+
+def test_the_embedder_reads_an_intent_without_its_argument_values() -> None:
+    intent = "Replace the description of issue 41 in mkovacs/blog with: 'Comments are not rendered on mobile.'"
+    assert embedded_intent(intent) == "Replace the description of issue 41 in with:"
+    assert embedded_intent("open src/config/database.ts on the release branch") == "open on the release branch"
+    assert embedded_intent("'notes.txt'") == "'notes.txt'"  # nothing but a value: embedded as it is
 
 
 def test_gate_escalates_only_below_tau(embedder: Embedder) -> None:
