@@ -212,11 +212,12 @@ def server_affordances(docs: Sequence[RouteDoc], affords: dict[str, np.ndarray])
 
 def embedded_intent(intent: str) -> str:
     """The part of an intent the embedder reads: the intent without its argument values (quoted text,
-    paths, URLs, file names; ``lexical.without_values``). A long quoted issue body or a file path pulls
-    the request's vector towards tools about its subject ("Replace the description of issue 41 with:
-    'Comments are not rendered on mobile…'" went to sub-issue tools); the lexical signal has left values
-    out since session 30, and the slot detectors still read the whole intent. An intent that is nothing
-    but a value is embedded as it is. Measured in docs/routing.md."""
+    paths, URLs, file names; ``lexical.without_values``). Values pull the request's vector towards tools
+    about their subject ("creat a gist notes.md w/ 'meeting notes 12/3: ship v2 friday'" went to
+    ``list_gists``), and in a short request they drown the operation, so that its best score fell below
+    the abstention floor ("new repo 'scratchpad', public pls"). The lexical signal has left values out
+    since session 30, and the slot detectors still read the whole intent. An intent that is nothing but
+    a value is embedded as it is. Measured in docs/routing.md."""
     return " ".join(without_values(intent).split()) or intent
 
 
