@@ -198,6 +198,17 @@ class RoutingEvaluation:
             for t in tools
         ]
         self._router_cache: tuple[tuple[int, ...], Router] | None = None
+        self._plain_vectors: dict[str, np.ndarray] = {}
+
+    def plain_vector(self, text: str, routed: np.ndarray) -> np.ndarray:
+        """The dense baseline's query vector: the request embedded as written, as a plain pipeline would
+        (``routed`` is the router's vector, the same one where ``routing.embedded_intent`` keeps the whole
+        request). Embedded once per request, for whichever size asks first."""
+        if embedded_intent(text) == text:
+            return routed
+        if text not in self._plain_vectors:
+            self._plain_vectors[text] = self.embedder.embed_query(text)
+        return self._plain_vectors[text]
 
     def router(self, registry: list[int]) -> Router:
         key = tuple(registry)
@@ -260,7 +271,7 @@ class RoutingEvaluation:
             lexical = router.bm25.scores(query["query"])
             order_ids = [int(i) for i in router.slb.ids]
             bm_rank = [order_ids[i] for i in np.argsort(-lexical, kind="stable")[:10]]
-            dense = self.vectors[rows] @ query.get("_plain_vector", vector)
+            dense = self.vectors[rows] @ self.plain_vector(query["query"], vector)
             dense_rank = [int(rows[i]) for i in np.argsort(-dense, kind="stable")[:10]]
             bm25_ok += bm_rank[0] in accepted
             dense_ok += dense_rank[0] in accepted
@@ -518,15 +529,11 @@ def embed_follow_ups(embedder: Embedder, dialogues: list[dict[str, Any]]) -> dic
 
 
 def embed_queries(embedder: Embedder, queries: list[dict[str, Any]]) -> np.ndarray:
-    """Each request's vector as ``Router.route`` embeds it (``routing.embedded_intent``), timed. The
-    dense baseline embeds the request as written, as a plain pipeline would: where the two texts differ,
-    that vector is kept with the request as ``_plain_vector``."""
+    """Each request's vector as ``Router.route`` embeds it (``routing.embedded_intent``), timed."""
     vectors = np.zeros((len(queries), embedder.dimension), dtype=np.float32)
     for index, query in enumerate(queries):
         text = embedded_intent(query["query"])
         started = time.perf_counter()
         vectors[index] = embedder.embed_query(text)
         query["_embed_ms"] = (time.perf_counter() - started) * 1000
-        if text != query["query"]:
-            query["_plain_vector"] = embedder.embed_query(query["query"])
     return vectors
