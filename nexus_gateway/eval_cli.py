@@ -27,7 +27,7 @@ from .evaluation import (
     schema_tokens,
 )
 from .exceptions import ConfigError
-from .judge_fit import JudgeVerdict, judge_requests, judge_verdict
+from .judge_fit import Judge, JudgeVerdict, judge_requests, judge_verdict
 from .progress import progress_printer
 from .routing import Calibration
 from .vectors import VectorStore
@@ -166,6 +166,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def open_judge(model: str | None, threads: int) -> tuple[Judge, str]:
+    """The local LLM as the judge among close candidates (``ArgumentGenerator.choose_tool``, warm), and
+    its model file's name."""
+    engine, path = open_engine(model, threads)
+    generator = ArgumentGenerator(engine)
+    generator.warm()
+
+    def judge(intent: str, candidates: list[tuple[str, str]]) -> int:
+        return generator.choose_tool(intent, candidates).index
+
+    return judge, Path(path).name
+
+
 def calibrate_judge(
     args: argparse.Namespace,
     evaluation: RoutingEvaluation,
@@ -175,16 +188,9 @@ def calibrate_judge(
 ) -> tuple[JudgeVerdict, str]:
     """``calibrate --judge``: the local LLM's pick on every request, each margin's fixes and breaks on
     stderr, and the verdict (judge_fit.py) with the model file's name."""
-    engine, path = open_engine(args.model, args.threads)
-    generator = ArgumentGenerator(engine)
-    generator.warm()
-
-    def judge(intent: str, candidates: list[tuple[str, str]]) -> int:
-        return generator.choose_tool(intent, candidates).index
-
+    judge, model = open_judge(args.model, args.threads)
     progress = progress_printer("judging the router's best candidates")
     verdict = judge_verdict(len(queries), judge_requests(evaluation, queries, query_vectors, size, judge, progress))
-    model = Path(path).name
     sys.stderr.write(f"judge ({model}), p < {verdict.evidence_needed:.3g} needed:\n")
     for policy in verdict.policies:
         sys.stderr.write(

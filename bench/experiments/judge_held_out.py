@@ -20,10 +20,9 @@ from typing import Any
 
 from shipped import S, shipped
 
-from nexus_gateway.arguments import ArgumentGenerator
 from nexus_gateway.cache import RegistryCache
 from nexus_gateway.embedder import Embedder
-from nexus_gateway.eval_args import open_engine
+from nexus_gateway.eval_cli import open_judge
 from nexus_gateway.evaluation import (
     RoutingEvaluation,
     calibrate,
@@ -64,13 +63,7 @@ def main() -> int:
     args = parser.parse_args()
     embedder = Embedder()
     evaluation, queries, size = (local_setup if args.set == "local" else github_setup)(embedder)
-    engine, model = open_engine(args.model, args.threads)
-    generator = ArgumentGenerator(engine)
-    generator.warm()
-
-    def judge(intent: str, candidates: list[tuple[str, str]]) -> int:
-        return generator.choose_tool(intent, candidates).index
-
+    judge, model = open_judge(args.model, args.threads)
     halves = {"even": queries[0::2], "odd": queries[1::2]}
     judged = {
         part: judge_requests(evaluation, half, embed_queries(embedder, half), size, judge)
@@ -78,7 +71,7 @@ def main() -> int:
     }
     verdict = judge_verdict(len(halves["even"]), judged["even"])
     margin = verdict.margin
-    print(f"{args.set}, {Path(model).name}: p < {verdict.evidence_needed:.3g} needed on the even half")
+    print(f"{args.set}, {model}: p < {verdict.evidence_needed:.3g} needed on the even half")
     for policy in verdict.policies:
         kept = "  <- kept" if policy is verdict.chosen else ""
         print(
@@ -98,7 +91,7 @@ def main() -> int:
     print(f"  odd half: judge asked {counted.asked}, fixed {counted.fixed}, broke {counted.broken}")
     document = {
         "set": args.set,
-        "model": Path(model).name,
+        "model": model,
         "calibration_half": verdict.to_json(),
         "held_out": {"n": n, **rows, "asked": counted.asked, "fixed": counted.fixed, "broken": counted.broken},
         "judged": {part: [vars(j) for j in rows_] for part, rows_ in judged.items()},
