@@ -129,11 +129,17 @@ def test_router_picks_the_right_local_tool(embedder: Embedder) -> None:
     assert right >= 16, f"only {right}/{len(queries)} local intents routed right"
 
 
-def test_the_embedder_reads_an_intent_without_its_argument_values() -> None:
+def test_the_embedder_reads_an_intent_without_its_argument_values(embedder: Embedder) -> None:
     intent = "Replace the description of issue 41 in mkovacs/blog with: 'Comments are not rendered on mobile.'"
     assert embedded_intent(intent) == "Replace the description of issue 41 in with:"
     assert embedded_intent("open src/config/database.ts on the release branch") == "open on the release branch"
     assert embedded_intent("'notes.txt'") == "'notes.txt'"  # nothing but a value: embedded as it is
+    router = local_router(embedder)
+    request = "write 'buy milk' to the file notes/todo.txt"
+    routed = [c.cosine for c in router.route(request, limit=3).candidates]
+    reads = router.route_vector(request, embedder.embed_query(embedded_intent(request)), limit=3).candidates
+    as_written = router.route_vector(request, embedder.embed_query(request), limit=3).candidates
+    assert routed == [c.cosine for c in reads] != [c.cosine for c in as_written]
 
 
 def test_gate_escalates_only_below_tau(embedder: Embedder) -> None:
