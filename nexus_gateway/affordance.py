@@ -24,8 +24,8 @@ REPO_PATTERN = re.compile(r"(?<![\w/.:-])[A-Za-z0-9][\w.-]*/[\w.-]*[A-Za-z0-9](?
 _NUMBER = re.compile(r"(?:#|\b)\d+\b")
 # A file name: its extension starts with a letter (``database.ts``, ``notes.md``), as in the lexical
 # signal's values and the stated paths of ``mentions``; a decimal ("rated 4.5 or more", "Python 3.12"),
-# a version ("v2.1.0") or a release branch ("release/3.2") is no path.
-_PATH = re.compile(r"(?:^|\s)[\w./-]*\w\.[A-Za-z]\w{0,4}\b")
+# a version ("v2.1.0"), a release branch ("release/3.2") or "i.e." and "e.g." is no path.
+_PATH = re.compile(r"(?:^|\s)(?!(?:[eE]\.g|[iI]\.e)\b)[\w./-]*\w\.[A-Za-z]\w{0,4}\b")
 
 
 def query_slots(text: str) -> frozenset[str]:

@@ -399,8 +399,13 @@ def test_slot_affordances() -> None:
     assert query_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url"}
     assert query_slots("open src/config/database.ts on release/2.4") >= {"path"}
     assert query_slots("what time is it in Tokyo") == frozenset()
-    # decimals, versions and release branches are no file paths ("v2.1.0" took the path slot to git_tag)
-    for text in ("a house rated 4.5 or more", "the tag v2.1.0 in pixel-forge/engine", "base: release/3.2, Python 3.12"):
+    # decimals, versions, release branches and "i.e." are no file paths ("v2.1.0" took the path slot to git_tag)
+    for text in (
+        "a house rated 4.5 or more",
+        "the tag v2.1.0 in pixel-forge/engine",
+        "base: release/3.2, Python 3.12",
+        "hardcoded keys, i.e. strings starting with AKIA",
+    ):
         assert "path" not in query_slots(text), text
     assert query_slots("open notes.md and pyproject.toml") == {"path"}
     schema = {"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"},
