@@ -159,6 +159,11 @@ def test_a_typo_is_one_edit_and_a_typed_name_is_not_a_typo() -> None:
     # so it does not match `git_show` by name
     shows = BM25Index([tokenize("get a file"), tokenize("git show: shows a commit")])
     assert shows.query_terms("show the last five commits") == ["last", "five", "commit"]
+    # the framing of a request ("I need to see", "tell me") is no operation: a hub tool whose description
+    # says "needs to check" and "wants to see" gains nothing from it
+    hub = BM25Index([tokenize("get file contents"), tokenize("notifications: use when the user needs to see updates")])
+    assert hub.query_terms("I need to see the file contents") == ["file", "content"]
+    assert hub.top("tell me, I want to see the contents of the file", 1)[0][0] == 0
 
 
 def test_a_word_the_registry_never_says_is_read_as_its_plain_synonym() -> None:
