@@ -484,11 +484,11 @@ routed (no oracle): routed 77.1%, arguments on routed-right requests 90.0% again
 90.5%, end to end 68.4% against 68.9%, 14 of 18 dialogue turns against 17. The quality model is no
 better on GitHub: grounding and placement take most of what the model would get wrong
 (`docs/arguments.md`), and what is left (a flag the request implies, `return_content`, a head branch in
-the user's fork) the larger model misses as often. Its first argument token comes at 1,121 ms [937,
-1,290] against the 0.5B model's 460 ms (medians of separate runs, not paired). The routed 0.5B row is
-session 33's run. The BFCL rows, re-run on session 34's code (its routing moves other BFCL requests,
-none among these 100), are the same to the decimal as session 17's: routed 74%, 0.5B 84.7% / 61.3%, 1.5B
-89.6% / 64.6%.
+the user's fork) the larger model misses as often. Its first argument token came at 1,121 ms [937,
+1,290] against the 0.5B model's 460 ms (medians of separate runs, not paired, the 1.5B one while one-off
+routing scripts shared the two cores). The routed 0.5B row is session 33's run. The BFCL rows, re-run on
+session 34's code (its routing moves other BFCL requests, none among these 100), are the same to the
+decimal as session 17's: routed 74%, 0.5B 84.7% / 61.3%, 1.5B 89.6% / 64.6%.
 Session 24's decoder feeds a choice with the rest of the one option it leaves and guesses copied
 values from the request, checking each guess in a batch (below, "Fewer decodes"); the routed GitHub row
 re-run with both (`… --part odd --no-rerank --threads 2 --no-oracle --dialogues …`) is the same to the
