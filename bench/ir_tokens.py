@@ -6,7 +6,9 @@ the full JSON schema (what the oracle prompt holds).
 
 Forms: ``ir`` is the default compressed IR (every parameter); ``ir_focused`` is the focused form
 (``nexus.schema: ir-focused``) for a request that names no optional parameter (every tool once);
-``ir_focused_per_request`` is what each dev request's prompt holds in that form for its labelled tool.
+``ir_focused_per_request`` is what each dev request's prompt holds in that form for its labelled tool;
+``choice`` is a candidate's line when the model chooses among close tools (typed, quoted, described: the
+default IR up to session 34).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from nexus_gateway.engine import EngineSettings, LlamaEngine
-from nexus_gateway.ir import compressed_ir
+from nexus_gateway.ir import choice_ir, compressed_ir
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.signature import signature
 
@@ -39,9 +41,10 @@ def main() -> int:
     requests = [json.loads(line) for line in Path(args.queries).read_text().splitlines() if line.strip()]
     pairs = [(by_name[q["gold_tool"]], q["query"]) for q in requests if q.get("gold_tool") in by_name]
     forms = {
-        "ir": lambda t: compressed_ir(t["name"], t["inputSchema"], t["description"]),
-        "ir_focused": lambda t: compressed_ir(t["name"], t["inputSchema"], t["description"], ""),
+        "ir": lambda t: compressed_ir(t["name"], t["inputSchema"]),
+        "ir_focused": lambda t: compressed_ir(t["name"], t["inputSchema"], ""),
         "ir_focused_per_request": None,
+        "choice": lambda t: choice_ir(t["name"], t["inputSchema"], t["description"]),
         "signature": lambda t: signature(t["name"], t["inputSchema"], t["description"]),
         "full_schema": lambda t: json.dumps(
             {"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]}
@@ -51,7 +54,7 @@ def main() -> int:
     print(f"{'form':<24}{'median':>8}{'p90':>8}{'p99':>8}{'max':>8}{'mean':>8}")
     for name, render in forms.items():
         if render is None:
-            texts = [compressed_ir(t["name"], t["inputSchema"], t["description"], q) for t, q in pairs]
+            texts = [compressed_ir(t["name"], t["inputSchema"], q) for t, q in pairs]
         else:
             texts = [render(t) for t in tools]
         counts = np.array([len(engine.tokenize(text)) for text in texts])

@@ -56,6 +56,8 @@ SYSTEM = (
 
 # Worked examples in the fixed prefix: free at run time (the prefix stays warm), and they show the
 # 0.5B model the three habits it lacks: split owner/repo, leave unstated arguments out, copy from turns.
+# Their tool lines keep the IR's older form (typed, quoted, described): rewritten like today's IR
+# they got 2.4 points fewer arguments right on one half of the GitHub set (session 35, docs/arguments.md).
 EXAMPLES = (
     (
         "Tool: get_issue(owner: str, repo: str, issue_number: int) — Get an issue\n"
@@ -122,7 +124,7 @@ def tool_blocks(
     """The ``(block key, text)`` of each form of a tool that calls splice: its IR, and with
     ``full_schema`` (the gateway's full and auto modes) its full schema too."""
     schema = schema or {"type": "object", "properties": {}}
-    ir = ir_text(compressed_ir(name, schema, description))
+    ir = ir_text(compressed_ir(name, schema))
     blocks = [(ir_block_key(key, ir), ir)]
     return [*blocks, (key, schema_text(name, schema, description))] if full_schema else blocks
 
@@ -228,7 +230,7 @@ class ArgumentGenerator:
         return intent
 
     def choose_tool(self, intent: str, candidates: list[tuple[str, str]]) -> Choice:
-        """Let the model pick among close candidates ``(name, compressed IR)``, under a constraint to
+        """Let the model pick among close candidates ``(name, ir.choice_ir)``, under a constraint to
         their names (a trie: the first tokens that tell them apart decide, the rest is fed)."""
         lines = "\n".join(f"- {name}: {ir}" for name, ir in candidates)
         text = f"Tools:\n{lines}\nRequest: {intent}<|im_end|>\n<|im_start|>assistant\n"
@@ -272,7 +274,7 @@ class ArgumentGenerator:
         if full_schema:
             tool_tokens = self.engine.tokenize(schema_text(name, schema, description))
         else:
-            ir = ir_text(compressed_ir(name, schema, description, focus))
+            ir = ir_text(compressed_ir(name, schema, focus))
             tool_tokens = self.engine.tokenize(ir)
             block_key = ir_block_key(block_key, ir) if block_key is not None and focus is None else None
         suffix = self.engine.tokenize(request_text(intent, window_text))

@@ -19,7 +19,7 @@ from .block_store import SchemaBlocks
 from .cache import RegistryCache
 from .engine import ContextOverflow, EngineError, EngineSettings, LlamaEngine
 from .exceptions import NexusError
-from .ir import compressed_ir
+from .ir import choice_ir
 from .model_store import DEFAULT_MODEL, GGUF_MODELS, lookup, model_path, verify
 from .progress import progress_printer
 from .registry import ToolEntry
@@ -175,7 +175,7 @@ class GenerationService:
         """The model's pick among close candidates (constrained to their names) and its time in ms."""
         generator = self.generator
         assert generator is not None
-        candidates = [(e.id, compressed_ir(e.name, e.input_schema, e.description)) for e in entries]  # ids: unique
+        candidates = [(e.id, choice_ir(e.name, e.input_schema, e.description)) for e in entries]  # ids: unique
         choice = await anyio.to_thread.run_sync(
             lambda: generator.choose_tool(intent, candidates), limiter=self._limiter
         )

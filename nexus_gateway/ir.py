@@ -1,22 +1,27 @@
 """The compressed IR: a tool's JSON schema as the one dense line the local model reads.
 
-``create_repository(name, private?: bool, description?) — Create a new GitHub repository``
+``create_repository(name, private?, description?)``; ``list_issues(owner, repo, state?: open|closed,
+labels?: str[])``
 
 It differs from ``signature.py`` (what the host reads in search results) in being tuned for the model's
-prompt, where every token is paid for on every call: strings untyped (the commonest type; the grammar
-enforces every type anyway), short names for the others, at most five enum values, pagination
-parameters left out, nested objects flattened one level and summarised beyond, ``$ref`` followed,
-``oneOf``/``anyOf`` as unions, and the description cut to its first few words.
+prompt: the parameter names, ``?`` for the optional ones, types only where they are not scalars (arrays,
+objects, unions; the decoder enforces every type anyway), enum values unquoted and at most five,
+pagination parameters left out, nested objects flattened one level and summarised beyond, ``$ref``
+followed, ``oneOf``/``anyOf`` as unions. No description: the router has already chosen the tool, and
+the name says what it does. Session 35 measured each cut against the form before (seven words of
+description, typed numbers and flags, quoted enum values): the same arguments right within a point on
+both halves of the GitHub set and on BFCL, the same coreference, 31 → 19 tokens at the median
+(``docs/arguments.md``). Choosing among close tools is another matter: there the description tells
+near-duplicates apart, so ``choice_ir`` keeps seven words of it in the form the choice was measured with.
 
 The focused form (``nexus.schema: ir-focused``; ``compressed_ir(..., intent=...)``) shows a request only
 the parameters it can fill: every required one, and the optional ones it names (a word of the key that
 is not a word of the tool's own name, one of its enum values, a free-text key such as ``body`` when the
 request quotes something, ``owner``/``repo`` when it says ``octo-org/app``, a path key for a file, a
 number key for "#318"); an enum the request names a value of shows only those values; three enum
-values and five words of description otherwise. The grammar still admits every key. It is 18% shorter
-per request and meets the 20-token median, but got 1.4 points fewer arguments right on the dev set
-(inside the noise, on both halves), so it is not the default (``docs/arguments.md``). Lengths are in
-``docs/benchmarks.md`` (``python bench/ir_tokens.py``).
+values otherwise. The grammar still admits every key. It got 1.4 points fewer arguments right on the
+dev set in session 9 (inside the noise, on both halves), so it is not the default
+(``docs/arguments.md``). Lengths are in ``docs/benchmarks.md`` (``python bench/ir_tokens.py``).
 """
 
 from __future__ import annotations
@@ -30,11 +35,13 @@ from .signature import Style, first_sentence, params_text
 
 SHORT_TYPES = {"string": "str", "integer": "int", "number": "num", "boolean": "bool", "object": "obj"}
 PAGINATION = frozenset({"page", "perpage", "per_page", "after", "cursor", "endcursor", "startcursor", "pagesize"})
-MAX_DESCRIPTION_WORDS = 7
-IR = Style(max_enum=5, names=SHORT_TYPES, bare=frozenset({"str"}), skip=PAGINATION, defaults=False)
-# The focused form's tighter cuts: what it exists for is a short prompt.
-FOCUSED_DESCRIPTION_WORDS = 5
+SCALARS = frozenset({"str", "int", "num", "bool"})
+IR = Style(max_enum=5, names=SHORT_TYPES, bare=SCALARS, skip=PAGINATION, defaults=False, quoted=False)
+# The focused form's tighter cut: what it exists for is a short prompt.
 FOCUSED = replace(IR, max_enum=3)
+# The tool-choice prompt's form (``ArgumentGenerator.choose_tool``, the judge): typed, quoted, described.
+CHOICE = replace(IR, bare=frozenset({"str"}), quoted=True)
+CHOICE_DESCRIPTION_WORDS = 7
 
 
 def ir_params(schema: dict[str, Any], root: dict[str, Any], intent: str | None = None, tool: str = "") -> str:
@@ -87,17 +94,21 @@ def _numeric(prop: Any) -> bool:
     return bool({"integer", "number"} & set(kind if isinstance(kind, list) else [kind]))
 
 
-def short_description(text: str | None, words: int = MAX_DESCRIPTION_WORDS) -> str:
+def short_description(text: str | None, words: int = CHOICE_DESCRIPTION_WORDS) -> str:
     sentence = first_sentence(text, limit=200).rstrip(".")
     parts = sentence.split()
     return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
-def compressed_ir(
-    name: str, input_schema: dict[str, Any] | None, description: str | None = None, intent: str | None = None
-) -> str:
-    """``name(params) — first words of the description``; with ``intent``, the parameters it can fill."""
+def compressed_ir(name: str, input_schema: dict[str, Any] | None, intent: str | None = None) -> str:
+    """``name(params)``; with ``intent``, only the parameters that request can fill."""
     schema = input_schema or {}
-    text = f"{name}({ir_params(schema, schema, intent, name)})"
-    summary = short_description(description, MAX_DESCRIPTION_WORDS if intent is None else FOCUSED_DESCRIPTION_WORDS)
+    return f"{name}({ir_params(schema, schema, intent, name)})"
+
+
+def choice_ir(name: str, input_schema: dict[str, Any] | None, description: str | None) -> str:
+    """``name(params) — first words of the description``: one candidate of a choice among close tools."""
+    schema = input_schema or {}
+    summary = short_description(description)
+    text = f"{name}({params_text(schema, schema, 0, CHOICE)})"
     return f"{text} — {summary}" if summary else text

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .evaluation import GATE_EVIDENCE, RoutingEvaluation, sign_test_p
-from .ir import compressed_ir
+from .ir import choice_ir
 from .routing import JUDGE_CANDIDATES
 from .toolids import base_id
 
@@ -118,7 +118,7 @@ def judge_requests(
         )
         if not result.abstained and result.candidates:
             tools = [evaluation.tools[int(c.id)] for c in result.candidates[:JUDGE_CANDIDATES]]
-            shown = [(base_id(t.server, t.name), compressed_ir(t.name, t.schema, t.description)) for t in tools]
+            shown = [(base_id(t.server, t.name), choice_ir(t.name, t.schema, t.description)) for t in tools]
             pick = tools[judge(query["query"], shown)]
             judged.append(JudgedRequest(result.margin, tools[0].uid in accepted, pick.uid in accepted))
         if progress:

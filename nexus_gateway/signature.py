@@ -52,6 +52,7 @@ class Style:
     bare: frozenset[str] = frozenset()  # (renamed) types written as the parameter name alone
     skip: frozenset[str] = frozenset()  # optional parameters left out (lower-cased names)
     defaults: bool = True  # write ``= default``
+    quoted: bool = True  # string values in quotes; else only a value holding a separator (``open|"in progress"``)
 
 
 SIGNATURE = Style()
@@ -64,10 +65,10 @@ def type_text(schema: Any, root: dict[str, Any], depth: int = 0, style: Style = 
         return "any"
     if "enum" in schema and isinstance(schema["enum"], list):
         values = schema["enum"][: style.max_enum]
-        text = "|".join(_literal(v) for v in values)
+        text = "|".join(_literal(v, style.quoted) for v in values)
         return text + ("|…" if len(schema["enum"]) > style.max_enum else "")
     if "const" in schema:
-        return _literal(schema["const"])
+        return _literal(schema["const"], style.quoted)
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
@@ -91,8 +92,13 @@ def type_text(schema: Any, root: dict[str, Any], depth: int = 0, style: Style = 
     return style.names.get(str(kind), str(kind)) if kind else "any"
 
 
-def _literal(value: Any) -> str:
-    return f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
+_SEPARATORS = re.compile(r"[\s|,()\[\]{}\"]")
+
+
+def _literal(value: Any, quoted: bool = True) -> str:
+    if isinstance(value, str):
+        return f'"{value}"' if quoted or not value or _SEPARATORS.search(value) else value
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def params_text(schema: dict[str, Any], root: dict[str, Any], depth: int = 0, style: Style = SIGNATURE) -> str:

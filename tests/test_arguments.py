@@ -30,7 +30,7 @@ from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.grounding import ground
-from nexus_gateway.ir import compressed_ir
+from nexus_gateway.ir import choice_ir, compressed_ir
 from nexus_gateway.mentions import (
     branch_roles,
     free_text_keys,
@@ -110,9 +110,17 @@ def test_compressed_ir_covers_enums_arrays_nested_refs_and_unions() -> None:
         },
         "required": ["name"],
     }
-    ir = compressed_ir("make_thing", schema, "Make a thing in a place. Long details follow here.")
-    expected = 'make_thing(state?: "open"|"closed", labels?: str[], head?: {branch?, sha?}, due?, name) — Make a thing'
-    assert ir == expected + " in a place"
+    assert compressed_ir("make_thing", schema) == (
+        "make_thing(state?: open|closed, labels?: str[], head?: {branch?, sha?}, due?, name)"
+    )  # no types for scalars, no quotes, no pagination, no description: the router has chosen the tool
+    spaced = {"properties": {"status": {"enum": ["in progress", "done"]}, "count": {"type": "integer"}}}
+    assert compressed_ir("set_status", spaced) == 'set_status(status?: "in progress"|done, count?)'
+    # choosing among close tools reads them typed, quoted and described
+    described = choice_ir("make_thing", schema, "Make a thing in a place. Long details follow here.")
+    assert described == (
+        'make_thing(state?: "open"|"closed", labels?: str[], head?: {branch?, sha?}, due?, name) '
+        "— Make a thing in a place"
+    )
 
 
 def test_the_ir_for_a_request_shows_the_parameters_it_can_fill() -> None:
@@ -130,30 +138,27 @@ def test_the_ir_for_a_request_shows_the_parameters_it_can_fill() -> None:
         },
         "required": ["method", "owner"],
     }
-    full = compressed_ir("issue_write", schema, "Create or update an issue.")
-    assert "milestone?: int" in full and '"create"|"update"|"delete"|"lock"' in full  # no request: every parameter
-    assert compressed_ir("issue_write", schema, "Create or update an issue.", "") == (
-        'issue_write(method: "create"|"update"|"delete"|…, owner) — Create or update an issue'
+    full = compressed_ir("issue_write", schema)
+    assert "milestone?)" in full and "create|update|delete|lock" in full  # no request: every parameter
+    assert compressed_ir("issue_write", schema, "") == (
+        "issue_write(method: create|update|delete|…, owner)"
     )  # a request that names nothing: the required ones
     said = "edit issue 5 in acme/web: assign it to hana-k, label it bug and close it"
     # "assign" names assignees, "label" labels, "close" the value closed; "edit" the update method (only the
     # values said are shown); "5" is a number for issue_number; "issue" is the tool's own word, no mention
     # of issue_fields
-    assert compressed_ir("issue_write", schema, None, said) == (
-        'issue_write(method: "update"|…, owner, issue_number?: int, assignees?: str[], labels?: str[], '
-        'state?: "closed"|…)'
+    assert compressed_ir("issue_write", schema, said) == (
+        "issue_write(method: update|…, owner, issue_number?, assignees?: str[], labels?: str[], state?: closed|…)"
     )
-    quoting = compressed_ir("issue_write", schema, None, "comment 'works for me' on acme/web#5")
+    quoting = compressed_ir("issue_write", schema, "comment 'works for me' on acme/web#5")
     assert "body?" in quoting  # a quoted span needs a free-text key to live in
     string = {"type": "string"}
     search = {"properties": {"query": string, "owner": string, "repo": string, "path": string}, "required": ["query"]}
-    assert (
-        compressed_ir("search_code", search, None, "find TODO in octo-org/app") == "search_code(query, owner?, repo?)"
-    )
+    assert compressed_ir("search_code", search, "find TODO in octo-org/app") == "search_code(query, owner?, repo?)"
     # a flag the request names by its opposite ("public" → private: false) is shown, not an enum to cut
     flag = {"properties": {"name": string, "private": {"type": "boolean"}}, "required": ["name"]}
-    assert compressed_ir("create_repository", flag, None, "make a public repo called blog") == (
-        "create_repository(name, private?: bool)"
+    assert compressed_ir("create_repository", flag, "make a public repo called blog") == (
+        "create_repository(name, private?)"
     )
 
 
