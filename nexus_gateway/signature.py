@@ -116,7 +116,7 @@ def params_text(schema: dict[str, Any], root: dict[str, Any], depth: int = 0, st
         kind = type_text(prop, root, depth, style)
         text = f"{name}{mark}" if kind in style.bare else f"{name}{mark}: {kind}"
         if style.defaults and "default" in resolved and not isinstance(resolved["default"], dict | list):
-            text += f" = {_literal(resolved['default'])}"
+            text += f" = {_literal(resolved['default'], style.quoted)}"
         parts.append(text)
     return ", ".join(parts)
 
