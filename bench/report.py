@@ -318,6 +318,12 @@ def verdict(met: bool) -> str:
     return "**met**" if met else "**not met**"
 
 
+SCAN_HEADER = (
+    "| N | kernel | threads | C | C 1 thread | C no prefetch | prefetch | numpy int8 | numpy f32 matmul | C vs int8 "
+    "| C vs f32 | same ranking |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
 def scan() -> str:
     s = load("slb_scan.json")
     if s is None:
@@ -326,6 +332,8 @@ def scan() -> str:
         f"| {r['n']:,} | {r['kernel']} | {r.get('threads', 1)} | "
         f"{r['c_us']:.2f} [{r['c_us_ci'][0]:.2f}, {r['c_us_ci'][1]:.2f}] | "
         f"{r.get('c_one_thread_us', r['c_us']):.2f} | "
+        f"{r['c_no_prefetch_us']:.2f} | {r['prefetch_ratio']:.2f}× "
+        f"[{r['prefetch_ratio_ci'][0]:.2f}, {r['prefetch_ratio_ci'][1]:.2f}] | "
         f"{r['numpy_int8_us']:.1f} | {r['numpy_f32_us']:.1f} | {r['speedup_vs_numpy_int8']:.0f}× | "
         f"{r['speedup_vs_numpy_f32']:.1f}× | {r['same_ranking']} |"
         for r in s["scan"]
@@ -377,10 +385,13 @@ def scan() -> str:
 Top-10 of N random unit vectors (384-d), called from Python; median µs (bootstrap 95% CI for C). `C`
 is the shipped scan, which splits a matrix of 1.5 MB or more (about 4k tools) over the machine's cores,
 each thread with its own heap (`threads`); `C 1 thread` is the same kernel on the calling thread alone,
-timed in the same run.
+timed in the same run. Since session 36 the shipped scan asks for its rows 8 ahead of the ones it reads
+once the matrix reaches 16 MB (about 42k tools), where rows stream from memory rather than the cache;
+`C no prefetch` is the same scan without, called alternately with `C` (the order flipping each round),
+and `prefetch` the median of the paired ratios with its bootstrap 95% CI (about 1.0 below 16 MB, where
+nothing differs).
 
-| N | kernel | threads | C | C 1 thread | numpy int8 | numpy f32 matmul | C vs int8 | C vs f32 | same ranking |
-|---|---|---|---|---|---|---|---|---|---|
+{SCAN_HEADER}
 {chr(10).join(rows)}
 
 Route end to end (query embedding + scan + fusion + gate) over the GitHub + pool
@@ -397,7 +408,8 @@ after another, as before, in the same run:
 Against the targets:
 - scan of 250 tools ≤ 5 µs from Python: {verdict(s["scan"][0]["c_us"] <= 5)} ({s["scan"][0]["c_us"]:.2f} µs);
 - 100k tools ≤ 1 ms: {verdict(s["scan"][-1]["c_us"] <= 1000)} ({s["scan"][-1]["c_us"] / 1000:.2f} ms; 38 MB of INT8
-  rows per query is memory-bound here, about {38_400 / s["scan"][-1]["c_us"]:.1f} GB/s; a sign-bit prefilter
+  rows per query is memory-bound here, about {38_400 / s["scan"][-1]["c_us"]:.1f} GB/s, and
+  {s["scan"][-1]["c_no_prefetch_us"] / 1000:.2f} ms without the prefetch in the same run; a sign-bit prefilter
   reached 1.3 ms but lost recall, see `docs/routing.md`);
 - route p50 ≤ 15 ms at N = 250: {verdict(bool(no_gate) and no_gate["p50_ms"] <= 15)} in this run (the query
   embedding alone: {stage(no_gate, "embed")} ms median);
@@ -440,6 +452,13 @@ scan code, met the fast state throughout: 3.51 µs at 250 tools and 1.18 ms at 1
 route code again: 3.58 µs and 1.04 ms, and escalating every decision at 1,317 tools with 2 pairs had a p95
 of 42.1 ms where session 23's had 62.1 (its p50 33.2 against 46.2 ms): the cross-encoder's pairs and the
 embedding moved with the machine, not with the code.
+Session 36's machine streamed memory more slowly: session 25's scan code, built alone and timed in five
+rounds of 300 scans, took 1.5–2.1 ms at 100k where session 25's run had 1.04 ms, and at 10k two threads
+took longer than one (a thread's start and join alone cost 23–38 µs in a C loop here). So that session
+added the one change that lowers this row on any machine, the prefetch, and measured it paired: in a
+separate script, 60k tools 1.34×, 100k 1.14–1.32× over four runs, 250 and 10k tools unchanged (the
+prefetches cost 5–10% there, hence the 16 MB threshold); the table's `prefetch` column is the same
+comparison inside this command.
 """
 
 

@@ -1,7 +1,8 @@
 """SLB scan microbenchmark and end-to-end route latency.
 
 Scan time called from Python, top-10 of N random 384-d tool vectors, for the C kernel
-(``nexus_gateway._slb.topk``, the kernel the CPU dispatch picked), numpy INT8 (exact int32 dot
+(``nexus_gateway._slb.topk``, the kernel the CPU dispatch picked; and the same scan without the prefetches
+it makes in a matrix of 16 MB or more, timed alternately with it), numpy INT8 (exact int32 dot
 products, the fallback) and numpy float32 matmul + argpartition (the plain baseline), side by side.
 Then the router end to end (query embedding + scan + fusion + gate) at N = 250 and 1,317 over the
 GitHub + pool registries (needs ``../shared``; skipped with a note when absent).
@@ -41,6 +42,22 @@ def timed(function: Any, repeats: int) -> np.ndarray:
     return samples / 1000.0  # µs
 
 
+def timed_pair(first: Any, second: Any, repeats: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two variants called alternately, the order flipping each round: on a shared machine whose memory
+    speed drifts within minutes, a pair timed together compares them where separate runs would not."""
+    for _ in range(min(repeats, 50)):
+        first()
+        second()
+    samples = np.empty((repeats, 2))
+    for index in range(repeats):
+        pair = (first, second) if index % 2 == 0 else (second, first)
+        for position, function in enumerate(pair):
+            started = time.perf_counter_ns()
+            function()
+            samples[index, position if index % 2 == 0 else 1 - position] = time.perf_counter_ns() - started
+    return samples[:, 0] / 1000.0, samples[:, 1] / 1000.0  # µs
+
+
 def scan_table(repeats: int) -> list[dict[str, Any]]:
     from nexus_gateway import _slb  # type: ignore[attr-defined]
 
@@ -55,7 +72,14 @@ def scan_table(repeats: int) -> list[dict[str, Any]]:
         codes, _ = buffer.quantize_query(query)
         matrix, scales = buffer.matrix, buffer.scales
         count = max(20, repeats // (1 + n // 2000))
-        c_kernel = timed(lambda m=matrix, s=scales, q=codes: _slb.topk(m, s, q, 10), count)
+
+        def c_topk(prefetch: bool, m: Any = matrix, s: Any = scales, q: Any = codes) -> Any:
+            _slb.set_prefetch(prefetch)
+            return _slb.topk(m, s, q, 10)
+
+        # the shipped scan against the same scan without its prefetches (which start at 16 MB), paired
+        c_kernel, c_no_prefetch = timed_pair(lambda: c_topk(True), lambda: c_topk(False), max(count, 200))
+        _slb.set_prefetch(True)
         _slb.set_threads(1)  # the same kernel on the calling thread alone, side by side
         c_one_thread = timed(lambda m=matrix, s=scales, q=codes: _slb.topk(m, s, q, 10), count)
         _slb.set_threads(0)
@@ -76,6 +100,9 @@ def scan_table(repeats: int) -> list[dict[str, Any]]:
             "c_us_ci": bootstrap_median_ci(c_kernel),
             "threads": _slb.threads_for(n, 384),
             "c_one_thread_us": float(np.median(c_one_thread)),
+            "c_no_prefetch_us": float(np.median(c_no_prefetch)),
+            "prefetch_ratio": float(np.median(c_no_prefetch / c_kernel)),
+            "prefetch_ratio_ci": bootstrap_median_ci(c_no_prefetch / c_kernel),
             "numpy_int8_us": float(np.median(numpy_int8)),
             "numpy_f32_us": float(np.median(numpy_f32)),
             "speedup_vs_numpy_int8": float(np.median(numpy_int8) / np.median(c_kernel)),
@@ -157,12 +184,14 @@ def main() -> None:
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "slb_scan.json"))
     args = parser.parse_args()
     scans = scan_table(args.repeats)
-    header = ("N", "kernel", "threads", "C (µs)", "C 1 thread", "numpy int8", "numpy f32", "×int8", "×f32", "same")
+    header = ("N", "kernel", "threads", "C (µs)", "C 1 thread", "C no pref.", "prefetch×", "numpy int8", "numpy f32",
+              "×int8", "×f32", "same")  # fmt: skip
     print("  ".join(f"{h:>10}" for h in header))
     for r in scans:
         speedups = f"{r['speedup_vs_numpy_int8']:.1f}", f"{r['speedup_vs_numpy_f32']:.1f}"
         cells = (r["n"], r["kernel"], r["threads"], f"{r['c_us']:.2f}", f"{r['c_one_thread_us']:.2f}",
-                 f"{r['numpy_int8_us']:.1f}", f"{r['numpy_f32_us']:.1f}", *speedups, r["same_ranking"])  # fmt: skip
+                 f"{r['c_no_prefetch_us']:.2f}", f"{r['prefetch_ratio']:.2f}", f"{r['numpy_int8_us']:.1f}",
+                 f"{r['numpy_f32_us']:.1f}", *speedups, r["same_ranking"])  # fmt: skip
         print("  ".join(f"{c!s:>10}" for c in cells))
     routes = route_table(args.repeats)
     if isinstance(routes, str):

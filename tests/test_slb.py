@@ -83,6 +83,30 @@ def test_a_scan_split_over_threads_selects_what_one_thread_does() -> None:
         native.set_threads(0)
 
 
+def test_a_matrix_that_streams_from_memory_scans_the_same_with_or_without_prefetching() -> None:
+    """From 16 MB the kernels prefetch rows ahead of the ones they read, into the next thread's range
+    and past the matrix's end; the scores and the top-k must stay numpy's, every kernel, both ways."""
+    from nexus_gateway import _slb as native  # type: ignore[attr-defined]
+
+    codes, scales = quantize(random_unit(44_000))  # 16.9 MB at 384 dimensions
+    query = quantize(random_unit(1, seed=3))[0][0]
+    reference_scores = (codes.astype(np.int32) @ query.astype(np.int32)).astype(np.float32) * scales
+    reference_rows, _ = scan_numpy(codes, scales, query, 32)
+    original = native.kernel()
+    try:
+        for kernel in native.available_kernels():
+            native.set_kernel(kernel)
+            for prefetch in (True, False):
+                native.set_prefetch(prefetch)
+                scores = np.frombuffer(native.scan(codes, scales, query), dtype=np.float32)
+                assert np.array_equal(scores, reference_scores), (kernel, prefetch)
+                rows, _ = native.topk(codes, scales, query, 32)
+                assert np.array_equal(np.frombuffer(rows, dtype=np.int64), reference_rows), (kernel, prefetch)
+    finally:
+        native.set_kernel(original)
+        native.set_prefetch(True)
+
+
 def test_ties_go_to_the_lower_row_in_both_paths() -> None:
     codes = np.ones((6, 64), dtype=np.int8)
     scales = np.ones(6, dtype=np.float32)
