@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -31,15 +33,20 @@ def test_every_kernel_matches_numpy(rows: int, dim: int) -> None:
 
     codes, scales = quantize(random_unit(rows, dim))
     query = quantize(random_unit(1, dim, seed=1))[0][0]
+    assert_every_kernel_matches_numpy(native, codes, scales, query, 10)
+
+
+def assert_every_kernel_matches_numpy(native: Any, codes: Any, scales: Any, query: Any, k: int) -> None:
+    """Each kernel this CPU runs: the full scores and the top-k rows exactly numpy's."""
     reference_scores = (codes.astype(np.int32) @ query.astype(np.int32)).astype(np.float32) * scales
-    reference_rows, _ = scan_numpy(codes, scales, query, 10)
+    reference_rows, _ = scan_numpy(codes, scales, query, k)
     original = native.kernel()
     try:
         for kernel in native.available_kernels():
             native.set_kernel(kernel)
             scores = np.frombuffer(native.scan(codes, scales, query), dtype=np.float32)
             assert np.array_equal(scores, reference_scores), kernel
-            top_rows, _ = native.topk(codes, scales, query, 10)
+            top_rows, _ = native.topk(codes, scales, query, k)
             assert np.array_equal(np.frombuffer(top_rows, dtype=np.int64), reference_rows), kernel
     finally:
         native.set_kernel(original)
@@ -90,20 +97,11 @@ def test_a_matrix_that_streams_from_memory_scans_the_same_with_or_without_prefet
 
     codes, scales = quantize(random_unit(44_000))  # 16.9 MB at 384 dimensions
     query = quantize(random_unit(1, seed=3))[0][0]
-    reference_scores = (codes.astype(np.int32) @ query.astype(np.int32)).astype(np.float32) * scales
-    reference_rows, _ = scan_numpy(codes, scales, query, 32)
-    original = native.kernel()
     try:
-        for kernel in native.available_kernels():
-            native.set_kernel(kernel)
-            for prefetch in (True, False):
-                native.set_prefetch(prefetch)
-                scores = np.frombuffer(native.scan(codes, scales, query), dtype=np.float32)
-                assert np.array_equal(scores, reference_scores), (kernel, prefetch)
-                rows, _ = native.topk(codes, scales, query, 32)
-                assert np.array_equal(np.frombuffer(rows, dtype=np.int64), reference_rows), (kernel, prefetch)
+        for prefetch in (True, False):
+            native.set_prefetch(prefetch)
+            assert_every_kernel_matches_numpy(native, codes, scales, query, 32)
     finally:
-        native.set_kernel(original)
         native.set_prefetch(True)
 
 
