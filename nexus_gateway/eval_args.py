@@ -143,6 +143,7 @@ class ArgsEvaluation:
         self.by_name: dict[str, Any] = {}
         for tool in tools:
             self.by_name.setdefault(tool.name, tool)
+        self.cases: list[dict[str, Any]] = []  # each request and dialogue turn, for ``eval args --cases``
 
     def route(self, query: dict[str, Any]) -> str | None:
         if self.router is None:
@@ -192,11 +193,13 @@ class ArgsEvaluation:
             if chosen not in accepted or chosen is None:
                 total_e2e += gold_size
                 sys.stderr.write(f"[{number}/{len(queries)}] routed to {chosen}, not {query['gold_tool']}\n")
+                self.cases.append(_case(query, chosen, None, (0, gold_size)))
                 continue
             routed_ok += 1
             generation = self.generate(chosen, query["query"], None)
             generated += 1
             r, t = score_arguments(generation.arguments, query, chosen)
+            self.cases.append(_case(query, chosen, generation.arguments, (r, t)))
             if r < t:  # what was missed, for reading the errors (stderr; the JSON keeps the totals)
                 wanted = query.get("acceptable_arguments") or query.get("gold_arguments")
                 sys.stderr.write(f"[{number}/{len(queries)}] {chosen}: {r}/{t} right, got {generation.arguments}, ")
@@ -261,9 +264,35 @@ class ArgsEvaluation:
                     r, t = score_arguments(generation.arguments, turn, tool)
                     total += 1
                     right += r == t
+                    self.cases.append(
+                        {
+                            "dialogue": dialogue["id"],
+                            "turn": index + 1,
+                            **_case(turn, tool, generation.arguments, (r, t)),
+                        }
+                    )
                     sys.stderr.write(f"[{dialogue['id']} turn {index + 1}] {r}/{t} {generation.arguments}\n")
                 window.add(turn["query"], tool, generation.arguments, turn.get("result"))
         return right / total if total else None
+
+
+def _case(
+    query: dict[str, Any], chosen: str | None, arguments: dict[str, Any] | None, score: tuple[int, int]
+) -> dict[str, Any]:
+    """One request against its labels; ``arguments`` None where it was routed elsewhere."""
+    return {
+        "id": query.get("id"),
+        "query": query["query"],
+        "acceptable": query.get("acceptable_tools") or [query["gold_tool"]],
+        "chosen": chosen,
+        "arguments": arguments,
+        "labelled": query.get("acceptable_arguments")
+        or (query.get("alternate_arguments") or {}).get(chosen)
+        or query.get("gold_arguments")
+        or {},  # what ``score_arguments`` held the arguments against
+        "right": score[0],
+        "total": score[1],
+    }
 
 
 def load_dialogues(path: str) -> list[dict[str, Any]]:
@@ -290,7 +319,7 @@ def open_engine(model: str | None, threads: int) -> tuple[LlamaEngine, str]:
 
 
 def cmd_eval_args(args: argparse.Namespace) -> int:
-    from .eval_cli import build_router, select_part
+    from .eval_cli import build_router, select_part, write_cases
 
     queries = select_part(load_queries(args.queries), args.part)
     if args.limit:
@@ -313,6 +342,8 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
+    if args.cases:
+        write_cases(args.cases, evaluation.cases)
     return 0
 
 

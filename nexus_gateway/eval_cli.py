@@ -225,10 +225,12 @@ def cmd_eval_routing(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "part": args.part,
     }
+    cases: list[dict[str, Any]] = []
     for size in parse_sizes(args.sizes):
         label = "all" if size is None else str(size)
         sys.stderr.write(f"evaluating N = {label}\n")
         result = evaluation.run_size(queries, query_vectors, irrelevant, irrelevant_vectors, size)
+        cases.extend({"size": label, **case} for case in result["cases"])
         document["sizes"][label] = result["ours"]
         for name, values in result["baselines"].items():
             document["baselines"][name][label] = values
@@ -245,7 +247,17 @@ def cmd_eval_routing(args: argparse.Namespace) -> int:
         sys.stderr.write(f"wrote {args.json}\n")
     if args.plot:
         plot(document, args.plot)
+    if args.cases:
+        write_cases(args.cases, cases)
     return 0
+
+
+def write_cases(path: str, cases: list[dict[str, Any]]) -> None:
+    """One JSON line a request (and size, or dialogue turn): what was chosen or generated against the
+    labels, so the misses can be read and compared between runs, not only counted."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_bytes(b"".join(orjson.dumps(case) + b"\n" for case in cases))
+    sys.stderr.write(f"wrote {len(cases)} cases to {path}\n")
 
 
 def _mean(values: list[int]) -> float:
@@ -323,6 +335,7 @@ def register(commands: Any) -> None:
     routing.add_argument("--sizes", default="10,50,100,250,all")
     routing.add_argument("--json", metavar="OUT")
     routing.add_argument("--plot", metavar="PNG")
+    routing.add_argument("--cases", metavar="OUT.jsonl", help="each request's decision, one JSON line each, per size")
     routing.set_defaults(offline=cmd_eval_routing)
     arguments = kinds.add_parser(
         "args", help="Routed argument generation with the local LLM vs the full-schema oracle."
@@ -343,6 +356,9 @@ def register(commands: Any) -> None:
         help="what the model reads (as nexus.schema)",
     )
     arguments.add_argument("--json", metavar="OUT")
+    arguments.add_argument(
+        "--cases", metavar="OUT.jsonl", help="each request's and dialogue turn's arguments against the labels"
+    )
     arguments.set_defaults(offline=cmd_eval_args)
     calib = commands.add_parser("calibrate", help="Compute the gate's τ and the abstention floor; store them.")
     add_model_arguments(calib)

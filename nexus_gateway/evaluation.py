@@ -24,7 +24,7 @@ from .cache import schema_key
 from .embedder import CrossEncoder, Embedder
 from .exceptions import ConfigError
 from .lexical import LexicalDocument
-from .routing import Calibration, RouteDoc, Router, embedded_intent, tool_document
+from .routing import Calibration, RouteDoc, Router, RouteResult, embedded_intent, tool_document
 from .vectors import VectorStore
 from .window import SessionWindow
 
@@ -243,6 +243,7 @@ class RoutingEvaluation:
         dense_r = [0, 0, 0]
         stage_times: dict[str, list[float]] = {}
         totals: list[float] = []
+        cases: list[dict[str, Any]] = []  # one a request, for reading the misses (``eval routing --cases``)
         for query, vector in zip(queries, query_vectors, strict=True):
             registry, accepted = self.protocol.registry(query, size)
             router = self.router(registry)
@@ -254,8 +255,10 @@ class RoutingEvaluation:
                 stage_times.setdefault(stage, []).append(ms)
             stage_times.setdefault("embed", []).append(query.get("_embed_ms", 0.0))
             ranked = [int(c.id) for c in result.candidates]
-            ours["ok"] += (not result.abstained) and ranked[0] in accepted
+            right = (not result.abstained) and ranked[0] in accepted
+            ours["ok"] += right
             ours["abstain_answerable"] += result.abstained
+            cases.append(self._case(query, result, right))
             plain = router.route_vector(query["query"], vector, limit=10, allow_rerank=False)
             plain_ranked = [int(c.id) for c in plain.candidates]
             ours["r1"] += plain_ranked[0] in accepted
@@ -305,7 +308,23 @@ class RoutingEvaluation:
             "bm25": self._baseline(bm25_ok, bm25_r, n),
             "dense_f32": self._baseline(dense_ok, dense_r, n),
         }
-        return {"ours": result_doc, "baselines": baselines}
+        return {"ours": result_doc, "baselines": baselines, "cases": cases}
+
+    def _case(self, query: dict[str, Any], result: RouteResult, right: bool) -> dict[str, Any]:
+        """One request's decision as a reader of the misses wants it: the tools by name, best first."""
+        return {
+            "id": query.get("id"),
+            "query": query["query"],
+            "acceptable": query.get("acceptable_tools") or [query["gold_tool"]],
+            "chosen": None if result.abstained else self.tools[int(result.candidates[0].id)].name,
+            "right": bool(right),
+            "abstained": result.abstained,
+            "escalated": result.escalated,
+            "margin": round(float(result.margin), 4),
+            "candidates": [
+                {"tool": self.tools[int(c.id)].name, "score": round(float(c.score), 4)} for c in result.candidates[:3]
+            ],
+        }
 
     def run_follow_ups(
         self, dialogues: list[dict[str, Any]], vectors: dict[str, np.ndarray], size: int | None

@@ -18,6 +18,7 @@ from conftest import (
     real_servers,
     result_json,
     result_text,
+    run_cli,
     stdio_gateway,
     write_config,
 )
@@ -1467,3 +1468,47 @@ def test_the_record_a_request_singles_out_numbers_the_key_it_names() -> None:
     # the verb at the head of a clause says what to do, not which record ("close" is no "closed")
     assert referent("close it as a duplicate", [["number=377", "state=open"], ["number=120", "state=closed"]]) is None
     assert referent("yep, close the closed one", [["number=377", "state=open"], ["number=120", "state=closed"]]) == 1
+
+
+def test_eval_args_writes_the_issues_shape_and_each_case_against_its_labels(tmp_path: Path) -> None:
+    """``nexus-gateway eval args`` as a user runs it, routed, with the oracle: the JSON keeps the issue's
+    shape, and ``--cases`` holds one line a request and a dialogue turn whose counts add up to it."""
+    queries = tmp_path / "queries.jsonl"
+    labelled = [
+        ("what time is it in Tokyo right now?", "get_current_time", {"timezone": "Asia/Tokyo"}),
+        ("read the file notes/todo.txt", "read_text_file", {"path": "notes/todo.txt"}),
+        ("show the last 3 commits of the repository", "git_log", {"max_count": 3}),
+    ]
+    queries.write_text("".join(
+        json.dumps({"id": f"q{i}", "query": q, "gold_tool": tool, "gold_arguments": gold}) + "\n"
+        for i, (q, tool, gold) in enumerate(labelled)
+    ))  # fmt: skip
+    out, cases = tmp_path / "args.json", tmp_path / "cases.jsonl"
+    done = run_cli(
+        "eval", "args", "--registry", str(TESTS / "fixtures" / "local_registry.json"), "--queries", str(queries),
+        "--dialogues", str(TESTS / "fixtures" / "local_dialogues.jsonl"), "--threads", "1", "--no-rerank",
+        "--cache-dir", str(tmp_path / "cache"), "--json", str(out), "--cases", str(cases), cache=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads(out.read_text())
+    assert set(document) >= {"n", "routed_accuracy", "argument_accuracy_routed", "argument_accuracy_e2e",
+                             "json_validity", "schema_validity", "placeholder_leaks", "coreference_accuracy",
+                             "first_arg_ms", "prompt_tokens"}  # fmt: skip
+    assert set(document["first_arg_ms"]) == {"ir", "ir_ci", "full_schema", "full_schema_ci", "ratio"}
+    assert set(document["prompt_tokens"]) == {"ir", "full_schema", "saving"}
+    assert document["n"] == 3 and document["json_validity"] == 1.0
+    assert document["prompt_tokens"]["ir"] < document["prompt_tokens"]["full_schema"]  # the oracle ran too
+    lines = [json.loads(line) for line in cases.read_text().splitlines()]
+    requests, turns = [c for c in lines if "dialogue" not in c], [c for c in lines if "dialogue" in c]
+    assert [c["id"] for c in requests] == ["q0", "q1", "q2"] and len(turns) == 2  # each dialogue's second turn
+    routed = [c for c in requests if c["chosen"] in c["acceptable"]]
+    assert document["routed_accuracy"] == len(routed) / 3
+    assert all(c["arguments"] is None and c["right"] == 0 for c in requests if c not in routed)
+    if routed:
+        right, total = sum(c["right"] for c in routed), sum(c["total"] for c in routed)
+        assert document["argument_accuracy_routed"] == pytest.approx(right / total)
+    assert document["argument_accuracy_e2e"] == pytest.approx(
+        sum(c["right"] for c in requests) / sum(c["total"] for c in requests)
+    )
+    assert document["coreference_accuracy"] == sum(c["right"] == c["total"] for c in turns) / 2
+    assert all(isinstance(c["arguments"], dict) and c["labelled"] is not None for c in turns)

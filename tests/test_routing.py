@@ -167,10 +167,17 @@ def test_calibration_is_reproducible_and_eval_writes_the_documented_shape(tmp_pa
     plot = tmp_path / "eval.png"
     done = run_cli(
         "eval", "routing", *common, "--irrelevant", str(IRRELEVANT), "--dialogues", str(DIALOGUES), "--sizes", "10,all",
-        "--json", str(out), "--plot", str(plot), cache=tmp_path,
+        "--json", str(out), "--plot", str(plot), "--cases", str(tmp_path / "cases.jsonl"), cache=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     document = json.loads(out.read_text())
+    cases = [json.loads(line) for line in (tmp_path / "cases.jsonl").read_text().splitlines()]
+    for label in ("10", "all"):  # one line a request and size, adding up to the table's top-1
+        at_size = [c for c in cases if c["size"] == label]
+        assert len(at_size) == 20 and sum(c["right"] for c in at_size) == round(document["sizes"][label]["top1"] * 20)
+        for case in at_size:
+            assert case["right"] == (case["chosen"] in case["acceptable"]) and len(case["candidates"]) <= 3
+            assert case["abstained"] == (case["chosen"] is None)
     assert set(document["sizes"]) == {"10", "all"}
     for label in ("10", "all"):
         row = document["sizes"][label]
