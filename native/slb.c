@@ -41,7 +41,7 @@ typedef void (*scan_fn)(const int8_t *matrix, Py_ssize_t width, Py_ssize_t rows,
 
 /* A matrix this large streams from memory rather than the last-level cache, and there the blocked
  * kernels gain from asking for their rows 8 ahead (~3 KB at 384 dimensions) before the hardware
- * prefetcher would: 60k tools (23 MB) 1.34x, 100k 1.14-1.22x, paired in one process (session 36).
+ * prefetcher would: 60k tools (23 MB) 1.34x, 100k 1.11-1.32x, paired in one process (session 36).
  * Smaller matrices sit in cache and the prefetches only cost: 250 tools 3.7 -> 4.0 us, 10k 2-5%
  * slower, 30k (11.5 MB) either way. */
 #define STREAM_BYTES ((Py_ssize_t)16 << 20)
