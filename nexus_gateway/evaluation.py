@@ -285,7 +285,9 @@ class RoutingEvaluation:
         abstain_irrelevant = 0
         for query, vector in zip(irrelevant, irrelevant_vectors, strict=True):
             registry, _ = self.protocol.registry({"query": query["query"], "acceptable_tools": []}, size)
-            abstain_irrelevant += self.router(registry).route_vector(query["query"], vector).abstained
+            decision = self.router(registry).route_vector(query["query"], vector)
+            abstain_irrelevant += decision.abstained
+            cases.append(self._case(query, decision, decision.abstained, irrelevant=True))
         abstained_total = abstain_irrelevant + ours["abstain_answerable"]
         result_doc: dict[str, Any] = {
             "n": n,
@@ -310,19 +312,25 @@ class RoutingEvaluation:
         }
         return {"ours": result_doc, "baselines": baselines, "cases": cases}
 
-    def _case(self, query: dict[str, Any], result: RouteResult, right: bool) -> dict[str, Any]:
-        """One request's decision as a reader of the misses wants it: the tools by name, best first."""
+    def _case(
+        self, query: dict[str, Any], result: RouteResult, right: bool, irrelevant: bool = False
+    ) -> dict[str, Any]:
+        """One request's decision as a reader of the misses wants it: the tools by name, best first. A
+        request no tool serves has no acceptable tool and is right when the router abstains."""
         return {
             "id": query.get("id"),
             "query": query["query"],
-            "acceptable": query.get("acceptable_tools") or [query["gold_tool"]],
+            "acceptable": [] if irrelevant else query.get("acceptable_tools") or [query["gold_tool"]],
+            "irrelevant": irrelevant,
             "chosen": None if result.abstained else self.tools[int(result.candidates[0].id)].name,
             "right": bool(right),
             "abstained": result.abstained,
             "escalated": result.escalated,
             "margin": round(float(result.margin), 4),
             "candidates": [
-                {"tool": self.tools[int(c.id)].name, "score": round(float(c.score), 4)} for c in result.candidates[:3]
+                {"server": tool.server, "tool": tool.name, "score": round(float(c.score), 4)}
+                for c in result.candidates[:3]
+                for tool in [self.tools[int(c.id)]]
             ],
         }
 

@@ -172,12 +172,15 @@ def test_calibration_is_reproducible_and_eval_writes_the_documented_shape(tmp_pa
     assert done.returncode == 0, done.stderr
     document = json.loads(out.read_text())
     cases = [json.loads(line) for line in (tmp_path / "cases.jsonl").read_text().splitlines()]
-    for label in ("10", "all"):  # one line a request and size, adding up to the table's top-1
-        at_size = [c for c in cases if c["size"] == label]
+    for label in ("10", "all"):  # one line a request and size, adding up to the table's figures
+        at_size = [c for c in cases if c["size"] == label and not c["irrelevant"]]
         assert len(at_size) == 20 and sum(c["right"] for c in at_size) == round(document["sizes"][label]["top1"] * 20)
         for case in at_size:
             assert case["right"] == (case["chosen"] in case["acceptable"]) and len(case["candidates"]) <= 3
             assert case["abstained"] == (case["chosen"] is None)
+        unserved = [c for c in cases if c["size"] == label and c["irrelevant"]]  # right when the router abstains
+        assert unserved and all(c["right"] == c["abstained"] and c["acceptable"] == [] for c in unserved)
+        assert sum(c["right"] for c in unserved) / len(unserved) == document["sizes"][label]["abstain_recall"]
     assert set(document["sizes"]) == {"10", "all"}
     for label in ("10", "all"):
         row = document["sizes"][label]
