@@ -82,7 +82,7 @@ def score_arguments(got: dict[str, Any], query: dict[str, Any], tool: str) -> tu
             right += any(_normal(got[key]) == _normal(a) for a in allowed if a != "")
         extra = [k for k in got if k not in options]
         return right, total + len(extra)
-    want = (query.get("alternate_arguments") or {}).get(tool) or query.get("gold_arguments") or {}
+    want = labels(query, tool)
     right = sum(
         1
         for key, value in want.items()
@@ -92,10 +92,16 @@ def score_arguments(got: dict[str, Any], query: dict[str, Any], tool: str) -> tu
     return right, len(want) + len(extra)
 
 
-def _labelled(query: dict[str, Any], tool: str) -> set[str]:
+def labels(query: dict[str, Any], tool: str) -> dict[str, Any]:
+    """The arguments a call of ``tool`` is held against: BFCL's lists of acceptable values, or the gold
+    arguments (those of ``tool`` where the query names other acceptable tools' own)."""
     if "acceptable_arguments" in query:
-        return set(query["acceptable_arguments"])
-    return set((query.get("alternate_arguments") or {}).get(tool) or query.get("gold_arguments") or {})
+        return dict(query["acceptable_arguments"])
+    return dict((query.get("alternate_arguments") or {}).get(tool) or query.get("gold_arguments") or {})
+
+
+def _labelled(query: dict[str, Any], tool: str) -> set[str]:
+    return set(labels(query, tool))
 
 
 def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> int:
@@ -286,10 +292,7 @@ def _case(
         "acceptable": query.get("acceptable_tools") or [query["gold_tool"]],
         "chosen": chosen,
         "arguments": arguments,
-        "labelled": query.get("acceptable_arguments")
-        or (query.get("alternate_arguments") or {}).get(chosen)
-        or query.get("gold_arguments")
-        or {},  # what ``score_arguments`` held the arguments against
+        "labelled": labels(query, chosen or ""),  # what ``score_arguments`` held the arguments against
         "right": score[0],
         "total": score[1],
     }
