@@ -456,7 +456,9 @@ of 42.1 ms where session 23's had 62.1 (its p50 33.2 against 46.2 ms): the cross
 embedding moved with the machine, not with the code.
 Session 36's machine streamed memory more slowly: session 25's scan code, built alone and timed in five
 rounds of 300 scans, took 1.5–2.1 ms at 100k where session 25's run had 1.04 ms, and at 10k two threads
-took longer than one (a thread's start and join alone cost 23–38 µs in a C loop here). So that session
+took longer than one in two of its four runs of this command (145–157 against 105–110 µs; a thread's start
+and join alone cost 23–38 µs in a C loop here) and less in the other two (94 against 103, 156 against 218
+µs). So that session
 added the one change that lowers this row on any machine, the prefetch, and measured it paired: in a
 separate script, 60k tools 1.34×, 100k 1.14–1.32× over four runs, 250 and 10k tools unchanged (the
 prefetches cost 5–10% there, hence the 16 MB threshold); the table's `prefetch` column is the same

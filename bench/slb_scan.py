@@ -42,19 +42,21 @@ def timed(function: Any, repeats: int) -> np.ndarray:
     return samples / 1000.0  # µs
 
 
-def timed_pair(first: Any, second: Any, repeats: int) -> tuple[np.ndarray, np.ndarray]:
-    """Two variants called alternately, the order flipping each round: on a shared machine whose memory
-    speed drifts within minutes, a pair timed together compares them where separate runs would not."""
+def timed_pair(call: Any, switch: Any, repeats: int) -> tuple[np.ndarray, np.ndarray]:
+    """``call`` timed with ``switch(True)`` and with ``switch(False)`` alternately, the order flipping each
+    round and the switch outside the timed call: on a shared machine whose memory speed drifts within
+    minutes, a pair timed together compares them where separate runs would not."""
     for _ in range(min(repeats, 50)):
-        first()
-        second()
+        for state in (True, False):
+            switch(state)
+            call()
     samples = np.empty((repeats, 2))
     for index in range(repeats):
-        pair = (first, second) if index % 2 == 0 else (second, first)
-        for position, function in enumerate(pair):
+        for state in (True, False) if index % 2 == 0 else (False, True):
+            switch(state)
             started = time.perf_counter_ns()
-            function()
-            samples[index, position if index % 2 == 0 else 1 - position] = time.perf_counter_ns() - started
+            call()
+            samples[index, 0 if state else 1] = time.perf_counter_ns() - started
     return samples[:, 0] / 1000.0, samples[:, 1] / 1000.0  # µs
 
 
@@ -73,12 +75,10 @@ def scan_table(repeats: int) -> list[dict[str, Any]]:
         matrix, scales = buffer.matrix, buffer.scales
         count = max(20, repeats // (1 + n // 2000))
 
-        def c_topk(prefetch: bool, m: Any = matrix, s: Any = scales, q: Any = codes) -> Any:
-            _slb.set_prefetch(prefetch)
-            return _slb.topk(m, s, q, 10)
-
         # the shipped scan against the same scan without its prefetches (which start at 16 MB), paired
-        c_kernel, c_no_prefetch = timed_pair(lambda: c_topk(True), lambda: c_topk(False), max(count, 200))
+        c_kernel, c_no_prefetch = timed_pair(
+            lambda m=matrix, s=scales, q=codes: _slb.topk(m, s, q, 10), _slb.set_prefetch, max(count, 200)
+        )
         _slb.set_prefetch(True)
         _slb.set_threads(1)  # the same kernel on the calling thread alone, side by side
         c_one_thread = timed(lambda m=matrix, s=scales, q=codes: _slb.topk(m, s, q, 10), count)
