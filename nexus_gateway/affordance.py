@@ -22,10 +22,19 @@ SLOT_KINDS = ("repo", "number", "url", "path")
 URL_PATTERN = re.compile(r"https?://\S+")
 REPO_PATTERN = re.compile(r"(?<![\w/.:-])[A-Za-z0-9][\w.-]*/[\w.-]*[A-Za-z0-9](?![\w/])")
 _NUMBER = re.compile(r"(?:#|\b)\d+\b")
-# A file name: its extension starts with a letter (``database.ts``, ``notes.md``), as in the lexical
-# signal's values and the stated paths of ``mentions``; a decimal ("rated 4.5 or more", "Python 3.12"),
-# a version ("v2.1.0"), a release branch ("release/3.2") or "i.e." and "e.g." is no path.
-_PATH = re.compile(r"(?:^|\s)(?!(?:[eE]\.g|[iI]\.e)\b)[\w./-]*\w\.[A-Za-z]\w{0,4}\b")
+# A file name (``database.ts``, ``src/app.min.js``, ``/tmp/log.txt``, ``~/notes.md``): its extension starts
+# with a letter and the name before it has one, so a decimal ("rated 4.5 or more", "Python 3.12"), a version
+# ("v2.1.0", "v11.0.x", "4.x") and a release branch ("release/3.2") are none, nor "i.e.", "e.g.", "D.C." or
+# an email's domain. One rule for the two readers of file names in a request: the path slot here and the
+# paths the decoder waits for (``mentions.stated_entities``). The lexical signal blanks a wider set of
+# dotted words (``lexical.without_values``).
+NOT_INSIDE_A_NAME = r"(?<![\w/.:@-])"
+FROM_ROOT = r"(?:~|\.{1,2})?/"
+FILE_NAME = (
+    rf"{NOT_INSIDE_A_NAME}(?![A-Za-z]\.[A-Za-z]\b)(?:{FROM_ROOT})?(?:[\w.-]+/)*(?:[\w-]+\.)*[\w-]*[A-Za-z][\w-]*"
+    r"\.[A-Za-z][A-Za-z0-9]{0,4}(?![\w/])"
+)
+_PATH = re.compile(FILE_NAME)
 
 
 def query_slots(text: str) -> frozenset[str]:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .affordance import URL_PATTERN
+from .affordance import FILE_NAME, FROM_ROOT, NOT_INSIDE_A_NAME, URL_PATTERN
 from .lexical import STOPWORDS, split_identifier, stem, tokenize
 
 _WORDS = re.compile(r"[a-z0-9]+")
@@ -342,11 +342,11 @@ def free_text_keys(schema: dict[str, Any]) -> set[str]:
 # A number that stands as a value ("issue 45", "#88", "top 5", "run 11223344556"), not one inside a date,
 # a version ("4.x", "v11.0.x", "3.12"), a URL, an identifier or quoted text.
 _STATED_NUMBER = re.compile(r"(?<![\w.#/:-])#?(\d+)(?![\w/-]|:\d|\.\w)")
-# A file path: a name with an extension ("pyproject.toml") or a path of three or more parts
-# ("src/auth/session.go"); two parts ("fix/tooltip", "octo-org/app") are as often a branch or a repository.
+# A file path: a file name ("pyproject.toml", ``affordance.FILE_NAME``), a path from the root or home
+# ("/var/log", "~/projects") or one of three or more parts ("src/auth/session"); two parts ("fix/tooltip",
+# "octo-org/app") are as often a branch or a repository.
 _STATED_PATH = re.compile(
-    r"(?<![\w/.:-])(?:[\w.-]+/)*[\w-]*[A-Za-z][\w-]*\.[A-Za-z][A-Za-z0-9]{0,4}(?![\w/])"
-    r"|(?<![\w/.:-])[\w.-]+(?:/[\w.-]+){2,}"
+    rf"{FILE_NAME}|{NOT_INSIDE_A_NAME}(?:{FROM_ROOT}[\w.-]+(?:/[\w.-]+)*|[\w.-]+(?:/[\w.-]+){{2,}})(?<!\.)(?![\w/])"
 )
 
 
@@ -506,9 +506,7 @@ def stated_entities(intent: str) -> list[tuple[str, str]]:
     them is in no value and a key that could hold it is left (``SchemaDecoder``, measured in ``docs/arguments.md``)."""
     text = without_quotes(URL_PATTERN.sub(" ", intent))
     found: list[tuple[str, str]] = []
-    for match in _STATED_PATH.finditer(text):
-        if not re.fullmatch(r"[A-Za-z]\.[A-Za-z]", match.group(0)):  # "e.g", "i.e"
-            found.append(("path", match.group(0)))
+    found += [("path", match.group(0)) for match in _STATED_PATH.finditer(text)]
     for match in _STATED_NUMBER.finditer(_STATED_PATH.sub(" ", text)):
         found.append(("number", match.group(1)))
     found += [("branch", name) for name in stated_branches(text)]

@@ -614,6 +614,13 @@ def test_stated_numbers_and_paths_are_values_not_versions_dates_or_links() -> No
     assert stated_entities("target date 2025-10-15 for v11.0.x") == []
     assert stated_entities("react to https://github.com/o/r/pull/318#discussion_r1650022311") == []
     assert stated_entities("a gist with 'meeting notes 12/3: ship v2 friday'") == []
+    # paths from the root or home, of any length; an email's domain and an abbreviation are none
+    assert stated_entities("print /tmp/log.txt, then list /var/log and ~/projects.") == [
+        ("path", "/tmp/log.txt"),
+        ("path", "/var/log"),
+        ("path", "~/projects"),
+    ]
+    assert stated_entities("mail jo@example.com the Washington D.C. notes at 7 p.m.") == [("number", "7")]
 
 
 def test_stated_branches_are_names_not_descriptions() -> None:

@@ -415,9 +415,13 @@ def test_slot_affordances() -> None:
         "the tag v2.1.0 in pixel-forge/engine",
         "base: release/3.2, Python 3.12",
         "hardcoded keys, i.e. strings starting with AKIA",
+        "list commits on the v11.0.x branch",
+        "send it to jo@example.com from Washington D.C.",
     ):
         assert "path" not in query_slots(text), text
     assert query_slots("open notes.md and pyproject.toml") == {"path"}
+    assert query_slots("print the contents of /tmp/log.txt") == {"path"}
+    assert query_slots("append a line to ~/notes.md") == {"path"}
     schema = {"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"},
                                                "pullNumber": {"type": "number"}}}  # fmt: skip
     assert tool_affordances(schema) == {"repo", "number"}
