@@ -33,7 +33,7 @@ from .arguments import ArgumentGenerator, Generation, tool_blocks
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
 from .engine import EngineSettings, LlamaEngine
-from .evaluation import bootstrap_median_ci, jsonl_records, load_queries, wilson
+from .evaluation import bootstrap_median_ci, check_queries_fit, jsonl_records, load_queries, wilson
 from .exceptions import ConfigError
 from .generation_service import resolve_model
 from .grounding import PLACEHOLDER, spelled_numbers, zone_stated
@@ -322,12 +322,19 @@ def open_engine(model: str | None, threads: int) -> tuple[LlamaEngine, str]:
 
 
 def cmd_eval_args(args: argparse.Namespace) -> int:
-    from .eval_cli import build_router, select_part, write_cases
+    from .eval_cli import build_router, describe_queries, select_part, write_cases
 
     queries = select_part(load_queries(args.queries), args.part)
     if args.limit:
         queries = queries[: args.limit]
     dialogues = load_dialogues(args.dialogues) if args.dialogues else []
+    # the registries first, so a query file that does not fit them fails before the model loads (the
+    # router's preparation checks the fit; the labelled tool needs no router)
+    if args.gold_tool:
+        tools, router = _load_tools(args.registry), None
+        check_queries_fit(queries, {tool.name for tool in tools}, describe_queries(args))
+    else:
+        tools, router = build_router(args)
     engine, path = open_engine(args.model, args.threads)
     generator = ArgumentGenerator(engine, focused=args.schema == "ir-focused")
     generator.warm()
@@ -336,7 +343,6 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
         sys.stderr.write(f"compiled blocks off (every turn computes the tool's form): {unspliceable}\n")
     elif args.schema != "ir-focused" and not args.no_blocks:  # the focused IR differs per request
         generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, RegistryCache(args.cache_dir))
-    tools, router = build_router(args) if not args.gold_tool else (_load_tools(args.registry), None)
     evaluation = ArgsEvaluation(tools, generator, router, args.schema)
     result = evaluation.run(queries, dialogues, oracle=not args.no_oracle)
     result["model"] = Path(path).name

@@ -19,6 +19,7 @@ from .evaluation import (
     CONTEXTS,
     RoutingEvaluation,
     calibrate,
+    check_queries_fit,
     embed_follow_ups,
     embed_queries,
     embed_tools,
@@ -44,6 +45,12 @@ def parse_sizes(text: str) -> list[int | None]:
         else:
             raise ConfigError(f"--sizes: expected positive integers or 'all', got {part!r}")
     return sizes
+
+
+def describe_queries(args: argparse.Namespace) -> str:
+    """``--queries FILE`` as an error message names it, with the part of it in use."""
+    part = getattr(args, "part", "all")
+    return f"--queries {args.queries}" + ("" if part == "all" else f" ({part} lines)")
 
 
 def select_part(queries: list[dict[str, Any]], part: str) -> list[dict[str, Any]]:
@@ -116,6 +123,7 @@ def build_models(args: argparse.Namespace) -> tuple[Embedder, CrossEncoder | Non
 def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str, Any]], Any, RegistryCache]:
     tools = load_registries(args.registry)
     queries = select_part(load_queries(args.queries), args.part)
+    check_queries_fit(queries, {tool.name for tool in tools}, describe_queries(args))
     embedder, cross = build_models(args)
     cache = RegistryCache(args.cache_dir)
     vectors = embed_tools(tools, embedder, VectorStore(cache, embedder.model_tag))

@@ -9,6 +9,7 @@ near-duplicates are always present. Baselines (BM25 only, float32 dense only) ru
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import time
@@ -27,6 +28,8 @@ from .lexical import LexicalDocument
 from .routing import Calibration, RouteDoc, Router, RouteResult, embedded_intent, tool_document
 from .vectors import VectorStore
 from .window import SessionWindow
+
+logger = logging.getLogger(__name__)
 
 CONTEXTS = {"8k": 8192, "32k": 32768, "128k": 131072, "200k": 200000, "1M": 1_000_000}
 
@@ -92,8 +95,41 @@ def load_queries(path: str | Path, answerable: bool = True) -> list[dict[str, An
     for number, query in jsonl_records(path, "queries"):
         if "query" not in query or (answerable and "acceptable_tools" not in query and "gold_tool" not in query):
             raise ConfigError(f"{path}:{number}: needs 'query' and 'acceptable_tools'")
+        if not isinstance(query["query"], str) or not query["query"].strip():
+            raise ConfigError(f"{path}:{number}: 'query' must be a non-empty string")
+        tools = query.get("acceptable_tools", [])
+        if not isinstance(tools, list) or not all(isinstance(name, str) for name in tools):
+            raise ConfigError(f"{path}:{number}: 'acceptable_tools' must be a list of tool names")
+        if not isinstance(query.get("gold_tool", ""), str):
+            raise ConfigError(f"{path}:{number}: 'gold_tool' must be a tool name")
         queries.append(query)
     return queries
+
+
+def labelled_tools(query: dict[str, Any]) -> set[str]:
+    """The tool names a labelled request accepts."""
+    return set(query.get("acceptable_tools") or []) | ({query["gold_tool"]} if query.get("gold_tool") else set())
+
+
+def check_queries_fit(queries: list[dict[str, Any]], tool_names: set[str], source: str) -> None:
+    """Refuse a query file that cannot be scored against these registry files, instead of reporting 0%
+    (or storing a calibration fitted to nothing): no requests at all (an empty file, or a ``--part`` of a
+    one-line file), or none whose labelled tool is in the registries. Requests of which only some lack
+    their tool count as wrong, as the protocol says, with a warning that names the first."""
+    if not queries:
+        raise ConfigError(f"{source}: no requests to evaluate")
+    missing = [q for q in queries if not labelled_tools(q) & tool_names]
+    if len(missing) == len(queries):
+        wanted = sorted(labelled_tools(missing[0]))
+        raise ConfigError(
+            f"{source}: none of the {len(queries)} requests names a tool of the registry files "
+            f"(the first accepts {', '.join(wanted)}); were they written for other registries?"
+        )
+    if missing:
+        logger.warning(
+            "%s: %d of %d requests name no tool of the registry files and count as wrong (the first: %r)",
+            source, len(missing), len(queries), missing[0]["query"],
+        )  # fmt: skip
 
 
 class Protocol:

@@ -270,6 +270,24 @@ def test_eval_rejects_bad_input_with_one_line(tmp_path: Path) -> None:
     assert "dialogues.jsonl:1: turns[0] needs 'query' and 'gold_tool'" in done.stderr
 
 
+def test_a_query_file_that_does_not_fit_the_registries_is_refused_not_scored_zero(tmp_path: Path) -> None:
+    """Queries written for other registries used to score 0% in `eval` and store a calibration fitted to
+    nothing; an empty file (or the odd part of a one-line file) raised ZeroDivisionError."""
+    others = tmp_path / "github.jsonl"
+    others.write_text('{"query": "open issue 4 in o/r", "acceptable_tools": ["issue_read"]}\n')
+    done = run_cli("calibrate", "--registry", str(REGISTRY), "--queries", str(others), cache=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "none of the 1 requests names a tool of the registry files (the first accepts issue_read)" in done.stderr
+    assert not list(tmp_path.rglob("calibration/*.json"))
+    done = run_cli("eval", "routing", "--registry", str(REGISTRY), "--queries", str(others), "--part", "odd",
+                   cache=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and f"--queries {others} (odd lines): no requests to evaluate" in done.stderr
+    not_text = tmp_path / "numbers.jsonl"
+    not_text.write_text('{"query": 5, "acceptable_tools": ["get_current_time"]}\n')
+    done = run_cli("eval", "routing", "--registry", str(REGISTRY), "--queries", str(not_text), cache=tmp_path)
+    assert done.returncode == 2 and "numbers.jsonl:1: 'query' must be a non-empty string" in done.stderr
+
+
 @pytest.fixture(scope="module")
 async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ClientSession]:
     workdir = tmp_path_factory.mktemp("routed")
