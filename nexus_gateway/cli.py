@@ -33,6 +33,7 @@ import anyio.to_thread
 import orjson
 
 from . import eval_cli, model_store, splice_bench
+from .arg_types import positive_int
 from .config import GatewayConfig, load_claude_desktop, load_config
 from .exceptions import ConfigError, NexusError
 from .progress import progress_printer
@@ -112,17 +113,6 @@ def json_object_option(text: str, flag: str) -> dict[str, Any]:
         raise ConfigError(f"{flag}: not valid JSON ({exc})") from None
     if not isinstance(value, dict):
         raise ConfigError(f'{flag}: must be a JSON object, e.g. \'{{"timezone": "UTC"}}\'')
-    return value
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: ``--limit 0`` used to print the default count and ``-3`` all but three."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
     return value
 
 

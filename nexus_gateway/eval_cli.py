@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from .arg_types import positive_int
 from .arguments import ArgumentGenerator
 from .cache import RegistryCache
 from .calibration import calibration_path, load_calibration, save_calibration
@@ -81,7 +82,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--document-prefix", default="")
     parser.add_argument("--no-rerank", action="store_true", help="disable the cross-encoder gate")
     parser.add_argument(
-        "--threads", type=int, default=2, help="embedder threads, and re-ranked pairs side by side (default 2)"
+        "--threads", type=positive_int, default=2, help="embedder threads, and re-ranked pairs side by side (default 2)"
     )
     parser.add_argument("--lexical-weight", type=float, default=None, help="override the calibrated fusion weight")
     parser.add_argument("--affordance-weight", type=float, default=None, help="override the slot-affordance weight")
@@ -97,7 +98,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--platform-weight", type=float, default=None, help="override the penalty for a tool of another platform"
     )
     parser.add_argument("--rerank-weight", type=float, default=None, help="override the cross-encoder weight")
-    parser.add_argument("--rerank-k", type=int, default=None, help="override how many candidates are re-ranked")
+    parser.add_argument(
+        "--rerank-k", type=positive_int, default=None, help="override how many candidates are re-ranked"
+    )
     parser.add_argument("--tau", type=float, default=None, help="override the gate's margin threshold")
     parser.add_argument("--floor", type=float, default=None, help="override the abstention floor")
     parser.add_argument("--cache-dir", default=None)
@@ -351,7 +354,7 @@ def register(commands: Any) -> None:
     add_model_arguments(arguments)
     arguments.add_argument("--dialogues", metavar="FILE.jsonl", help="multi-turn dialogues (coreference)")
     arguments.add_argument("--model", metavar="GGUF", help="a GGUF path or a model name (default: the pulled default)")
-    arguments.add_argument("--limit", type=int, default=0, help="only the first N requests")
+    arguments.add_argument("--limit", type=positive_int, default=None, help="only the first N requests")
     arguments.add_argument("--gold-tool", action="store_true", help="skip routing: generate for the labelled tool")
     arguments.add_argument("--no-oracle", action="store_true", help="skip the full-schema oracle")
     arguments.add_argument(

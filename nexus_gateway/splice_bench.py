@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import kv_state, rope
+from .arg_types import positive_int
 from .arguments import ArgumentGenerator, request_text, schema_text
 from .atb import Block, anchor_of
 from .block_store import SchemaBlocks
@@ -357,10 +358,10 @@ def register(commands: Any) -> None:
     kinds = bench.add_subparsers(dest="bench_kind", required=True, metavar="KIND")
     splice = kinds.add_parser("splice", help="Spliced schema blocks vs prefill: fidelity (KL, top-1) and TTFT.")
     splice.add_argument("--model", metavar="GGUF", help="a GGUF path or a model name (default: the pulled default)")
-    splice.add_argument("--threads", type=int, default=2)
+    splice.add_argument("--threads", type=positive_int, default=2)
     splice.add_argument("--dpos", default=",".join(map(str, DPOS)), help="splice depths (comma-separated)")
     splice.add_argument("--k", default=",".join(map(str, KS)), help="repair constants K (comma-separated)")
-    splice.add_argument("--requests", type=int, default=10, help="how many of the bundled requests")
+    splice.add_argument("--requests", type=positive_int, default=10, help="how many of the bundled requests")
     splice.add_argument(
         "--flash-attn", choices=["auto", "on", "off"], default="auto", help="V rows (on) or transposed (off)"
     )

@@ -286,6 +286,12 @@ def test_a_query_file_that_does_not_fit_the_registries_is_refused_not_scored_zer
     not_text.write_text('{"query": 5, "acceptable_tools": ["get_current_time"]}\n')
     done = run_cli("eval", "routing", "--registry", str(REGISTRY), "--queries", str(not_text), cache=tmp_path)
     assert done.returncode == 2 and "numbers.jsonl:1: 'query' must be a non-empty string" in done.stderr
+    # counts that meant something else: --limit -1 scored all but the last request, --requests 0 crashed
+    for command in (("eval", "args", "--registry", str(REGISTRY), "--queries", str(QUERIES), "--limit", "-1"),
+                    ("eval", "routing", "--registry", str(REGISTRY), "--queries", str(QUERIES), "--threads", "0"),
+                    ("bench", "splice", "--requests", "0")):  # fmt: skip
+        done = run_cli(*command, cache=tmp_path)
+        assert done.returncode == 2 and f"{command[-2]}: must be a positive integer" in done.stderr, command
 
 
 @pytest.fixture(scope="module")
