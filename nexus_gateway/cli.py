@@ -134,13 +134,16 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
     from .config_watch import watch_config
     from .gateway import Gateway
     from .server import HostSurface
-    from .transports import http_app, parse_bind, serve_asgi, serve_stdio, sse_app, warn_if_exposed
+    from .transports import bind_address, http_app, parse_bind, serve_asgi, serve_stdio, sse_app, warn_if_exposed
 
     token = args.token or os.environ.get("NEXUS_TOKEN") or None
     if args.http and args.sse:
         raise ConfigError("choose one of --http and --sse")
     if args.json_response and not args.http:
         raise ConfigError("--json-response applies to --http only")
+    if args.http or args.sse:  # a bad or taken address fails before the upstreams start and the models load
+        host, port = parse_bind(args.http or args.sse)
+        sock = bind_address(host, port)
     gateway = Gateway(config)
     async with gateway.running(), anyio.create_task_group() as group:
         path = config_path(args)
@@ -149,7 +152,6 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
         surface = HostSurface(gateway)
         server = surface.build()
         if args.http or args.sse:
-            host, port = parse_bind(args.http or args.sse)
             warn_if_exposed(host, token)
             origins = tuple(args.allow_origin or ())
             if args.http:
@@ -164,7 +166,7 @@ async def cmd_serve(args: argparse.Namespace, config: GatewayConfig) -> int:
                 )
             else:
                 app = sse_app(server, host, token, origins, health=gateway.health, metrics=gateway.metrics.exposition)
-            await serve_asgi(app, host, port, drain=surface.drain, drain_s=gateway.settings.max_call_timeout)
+            await serve_asgi(app, sock, drain=surface.drain, drain_s=gateway.settings.max_call_timeout)
         else:
             await serve_stdio(server)
         group.cancel_scope.cancel()

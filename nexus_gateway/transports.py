@@ -12,6 +12,7 @@ import ipaddress
 import logging
 import os
 import signal
+import socket
 import stat
 import sys
 from collections import deque
@@ -53,6 +54,21 @@ def parse_bind(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
     if not 0 <= port <= 65535:
         raise ConfigError(f"--http/--sse: port must be 0-65535, got {port}")
     return host, port
+
+
+def bind_address(host: str, port: int) -> socket.socket:
+    """The socket ``--http``/``--sse`` serve on, bound before the gateway connects its upstreams and loads
+    its models: a port another process holds, or an address this machine does not have, is then one line
+    at once, where uvicorn's own bind failed after the start-up with an exception group's traceback."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"--http/--sse: cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
 
 
 def is_loopback(host: str) -> bool:
@@ -222,12 +238,17 @@ class _UvicornServer(uvicorn.Server):
 
 
 async def serve_asgi(
-    app: ASGIApp, host: str, port: int, drain: Callable[[], Awaitable[None]] | None = None, drain_s: float = 600.0
+    app: ASGIApp,
+    sock: socket.socket,
+    drain: Callable[[], Awaitable[None]] | None = None,
+    drain_s: float = 600.0,
 ) -> None:
-    """Serve until SIGTERM or SIGINT; then stop taking calls, wait (up to ``drain_s``) for the calls in
-    flight to answer (``drain``) and for their answers to leave, and only then shut the server down, so
-    a restart loses no answer a host is waiting for. A second signal stops at once."""
+    """Serve on ``sock`` (:func:`bind_address`) until SIGTERM or SIGINT; then stop taking calls, wait (up
+    to ``drain_s``) for the calls in flight to answer (``drain``) and for their answers to leave, and only
+    then shut the server down, so a restart loses no answer a host is waiting for. A second signal stops
+    at once."""
     counted = RequestsInFlight(app)
+    host, port = sock.getsockname()[:2]
     config = uvicorn.Config(
         counted,
         host=host,
@@ -249,7 +270,7 @@ async def serve_asgi(
 
     async with anyio.create_task_group() as group:
         group.start_soon(_stop_on_signal, server, drained)
-        await server.serve()
+        await server.serve(sockets=[sock])
         group.cancel_scope.cancel()
 
 

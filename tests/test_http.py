@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -165,6 +166,20 @@ def test_non_loopback_bind_without_token_warns(tmp_path: Path) -> None:
     assert process.stderr is not None
     stderr = process.stderr.read()
     assert b"without a token" in stderr
+
+
+def test_a_taken_port_is_one_line_before_the_gateway_starts(tmp_path: Path) -> None:
+    """uvicorn's own bind failed after the upstreams had started and the models had loaded, with an
+    exception group's traceback; the address is now bound first."""
+    config = write_config(tmp_path / "config.json", {"echo": fault_server()})
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(gateway_command(config, "--http", f"127.0.0.1:{port}"), capture_output=True, text=True,
+                              timeout=60, env=gateway_env(tmp_path / "cache"), cwd=str(REPO))  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"--http/--sse: cannot serve on 127.0.0.1:{port}: Address already in use" in done.stderr
 
 
 async def test_http_upstream_drop_fails_inflight_then_reconnects(
