@@ -33,7 +33,7 @@ from .arguments import ArgumentGenerator, Generation, tool_blocks
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
 from .engine import EngineSettings, LlamaEngine
-from .evaluation import bootstrap_median_ci, check_queries_fit, jsonl_records, load_queries, wilson
+from .evaluation import bootstrap_median_ci, check_queries_fit, gold_tool, jsonl_records, load_queries, wilson
 from .exceptions import ConfigError
 from .generation_service import resolve_model
 from .grounding import PLACEHOLDER, spelled_numbers, zone_stated
@@ -152,8 +152,9 @@ class ArgsEvaluation:
         self.cases: list[dict[str, Any]] = []  # each request and dialogue turn, for ``eval args --cases``
 
     def route(self, query: dict[str, Any]) -> str | None:
-        if self.router is None:
-            return str(query["gold_tool"])
+        if self.router is None:  # the labelled tool, if the registries have it (else a miss, as routed)
+            name = gold_tool(query)
+            return name if name in self.by_name else None
         result = self.router.route(query["query"], limit=1)
         return None if result.chosen is None else self.tools[int(result.chosen)].name
 
@@ -194,11 +195,11 @@ class ArgsEvaluation:
         context_full: list[int] = []
         for number, query in enumerate(queries, 1):
             chosen = self.route(query)
-            accepted = set(query.get("acceptable_tools") or [query["gold_tool"]])
+            accepted = set(query.get("acceptable_tools") or [gold_tool(query)])
             gold_size = len(query.get("gold_arguments") or query.get("acceptable_arguments") or {})
             if chosen not in accepted or chosen is None:
                 total_e2e += gold_size
-                sys.stderr.write(f"[{number}/{len(queries)}] routed to {chosen}, not {query['gold_tool']}\n")
+                sys.stderr.write(f"[{number}/{len(queries)}] routed to {chosen}, not {gold_tool(query)}\n")
                 self.cases.append(_case(query, chosen, None, (0, gold_size)))
                 continue
             routed_ok += 1
@@ -289,7 +290,7 @@ def _case(
     return {
         "id": query.get("id"),
         "query": query["query"],
-        "acceptable": query.get("acceptable_tools") or [query["gold_tool"]],
+        "acceptable": query.get("acceptable_tools") or [gold_tool(query)],
         "chosen": chosen,
         "arguments": arguments,
         "labelled": labels(query, chosen or ""),  # what ``score_arguments`` held the arguments against

@@ -93,15 +93,15 @@ def jsonl_records(path: str | Path, kind: str) -> Iterator[tuple[int, dict[str, 
 def load_queries(path: str | Path, answerable: bool = True) -> list[dict[str, Any]]:
     queries = []
     for number, query in jsonl_records(path, "queries"):
-        if "query" not in query or (answerable and "acceptable_tools" not in query and "gold_tool" not in query):
-            raise ConfigError(f"{path}:{number}: needs 'query' and 'acceptable_tools'")
-        if not isinstance(query["query"], str) or not query["query"].strip():
-            raise ConfigError(f"{path}:{number}: 'query' must be a non-empty string")
+        if not isinstance(query.get("query"), str) or not query["query"].strip():
+            raise ConfigError(f"{path}:{number}: needs 'query', a non-empty string")
         tools = query.get("acceptable_tools", [])
         if not isinstance(tools, list) or not all(isinstance(name, str) for name in tools):
             raise ConfigError(f"{path}:{number}: 'acceptable_tools' must be a list of tool names")
         if not isinstance(query.get("gold_tool", ""), str):
             raise ConfigError(f"{path}:{number}: 'gold_tool' must be a tool name")
+        if answerable and not labelled_tools(query):
+            raise ConfigError(f"{path}:{number}: needs 'acceptable_tools' (or 'gold_tool')")
         queries.append(query)
     return queries
 
@@ -109,6 +109,11 @@ def load_queries(path: str | Path, answerable: bool = True) -> list[dict[str, An
 def labelled_tools(query: dict[str, Any]) -> set[str]:
     """The tool names a labelled request accepts."""
     return set(query.get("acceptable_tools") or []) | ({query["gold_tool"]} if query.get("gold_tool") else set())
+
+
+def gold_tool(query: dict[str, Any]) -> str:
+    """The tool a labelled request names first: its ``gold_tool``, or its first acceptable tool."""
+    return str(query.get("gold_tool") or query["acceptable_tools"][0])
 
 
 def check_queries_fit(queries: list[dict[str, Any]], tool_names: set[str], source: str) -> None:
@@ -356,7 +361,7 @@ class RoutingEvaluation:
         return {
             "id": query.get("id"),
             "query": query["query"],
-            "acceptable": [] if irrelevant else query.get("acceptable_tools") or [query["gold_tool"]],
+            "acceptable": [] if irrelevant else query.get("acceptable_tools") or [gold_tool(query)],
             "irrelevant": irrelevant,
             "chosen": None if result.abstained else self.tools[int(result.candidates[0].id)].name,
             "right": bool(right),

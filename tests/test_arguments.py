@@ -1477,6 +1477,29 @@ def test_the_record_a_request_singles_out_numbers_the_key_it_names() -> None:
     assert referent("yep, close the closed one", [["number=377", "state=open"], ["number=120", "state=closed"]]) == 1
 
 
+def test_eval_args_with_the_labelled_tool_counts_a_tool_the_registries_lack_as_a_miss(tmp_path: Path) -> None:
+    """``--gold-tool`` looked the label up by ``gold_tool`` alone: a request labelled only with
+    ``acceptable_tools``, or with a tool of no registry file, ended in a KeyError's traceback."""
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        json.dumps({"id": "here", "query": "what time is it in Tokyo?", "acceptable_tools": ["get_current_time"],
+                    "gold_arguments": {"timezone": "Asia/Tokyo"}}) + "\n"
+        + json.dumps({"id": "elsewhere", "query": "open issue 4 in o/r", "acceptable_tools": ["issue_read"],
+                      "gold_arguments": {"owner": "o", "repo": "r", "issue_number": 4}}) + "\n"
+    )  # fmt: skip
+    cases = tmp_path / "cases.jsonl"
+    done = run_cli(
+        "eval", "args", "--registry", str(TESTS / "fixtures" / "local_registry.json"), "--queries", str(queries),
+        "--gold-tool", "--no-oracle", "--threads", "1", "--cache-dir", str(tmp_path / "cache"), "--cases",
+        str(cases), cache=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "1 of 2 requests name no tool of the registry files and count as wrong" in done.stderr
+    here, elsewhere = [json.loads(line) for line in cases.read_text().splitlines()]
+    assert here["chosen"] == "get_current_time" and here["total"] == 1
+    assert elsewhere["chosen"] is None and (elsewhere["right"], elsewhere["total"]) == (0, 3)
+
+
 def test_eval_args_writes_the_issues_shape_and_each_case_against_its_labels(tmp_path: Path) -> None:
     """``nexus-gateway eval args`` as a user runs it, routed, with the oracle: the JSON keeps the issue's
     shape, and ``--cases`` holds one line a request and a dialogue turn whose counts add up to it."""
