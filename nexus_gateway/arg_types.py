@@ -1,9 +1,11 @@
-"""argparse types the commands share, so a bad number fails at parse time with the flag's name instead
-of running with a surprising meaning."""
+"""argparse types the commands share, so a bad number or an unwritable output fails at parse time with
+the flag's name, instead of running with a surprising meaning or failing at the end of a long run."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 
 def positive_int(text: str) -> int:
@@ -15,3 +17,18 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
     return value
+
+
+def output_file(text: str) -> str:
+    """An argparse type for a file a command writes when it is done (``--json``, ``--cases``, ``--plot``):
+    a directory, or a folder that cannot be made or written, fails at once, not after the evaluation or
+    benchmark has run for minutes. Missing folders are made when the file is written."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; name a file")
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {folder} is not a folder this user can write")
+    return text

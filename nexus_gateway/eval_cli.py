@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from .arg_types import positive_int
+from .arg_types import output_file, positive_int
 from .arguments import ArgumentGenerator
 from .cache import RegistryCache
 from .calibration import calibration_path, load_calibration, save_calibration
@@ -328,6 +328,7 @@ def plot(document: dict[str, Any], path: str) -> None:
     axis.grid(alpha=0.3)
     axis.legend()
     figure.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
 
 
@@ -344,9 +345,11 @@ def register(commands: Any) -> None:
         help="multi-turn dialogues: their follow-up turns routed with and without the session's window",
     )
     routing.add_argument("--sizes", default="10,50,100,250,all")
-    routing.add_argument("--json", metavar="OUT")
-    routing.add_argument("--plot", metavar="PNG")
-    routing.add_argument("--cases", metavar="OUT.jsonl", help="each request's decision, one JSON line each, per size")
+    routing.add_argument("--json", metavar="OUT", type=output_file)
+    routing.add_argument("--plot", metavar="PNG", type=output_file)
+    routing.add_argument(
+        "--cases", metavar="OUT.jsonl", type=output_file, help="each request's decision, one JSON line each, per size"
+    )
     routing.set_defaults(offline=cmd_eval_routing)
     arguments = kinds.add_parser(
         "args", help="Routed argument generation with the local LLM vs the full-schema oracle."
@@ -366,9 +369,12 @@ def register(commands: Any) -> None:
         default="ir",
         help="what the model reads (as nexus.schema)",
     )
-    arguments.add_argument("--json", metavar="OUT")
+    arguments.add_argument("--json", metavar="OUT", type=output_file)
     arguments.add_argument(
-        "--cases", metavar="OUT.jsonl", help="each request's and dialogue turn's arguments against the labels"
+        "--cases",
+        metavar="OUT.jsonl",
+        type=output_file,
+        help="each request's and dialogue turn's arguments against the labels",
     )
     arguments.set_defaults(offline=cmd_eval_args)
     calib = commands.add_parser("calibrate", help="Compute the gate's τ and the abstention floor; store them.")

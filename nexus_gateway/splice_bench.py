@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import kv_state, rope
-from .arg_types import positive_int
+from .arg_types import output_file, positive_int
 from .arguments import ArgumentGenerator, request_text, schema_text
 from .atb import Block, anchor_of
 from .block_store import SchemaBlocks
@@ -320,6 +320,7 @@ def plot(document: dict[str, Any], path: str, k: int) -> None:
     ratio_axis.set_title(f"speed (K = {k})")
     kl_axis.legend(fontsize=8)
     figure.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
 
 
@@ -365,6 +366,6 @@ def register(commands: Any) -> None:
     splice.add_argument(
         "--flash-attn", choices=["auto", "on", "off"], default="auto", help="V rows (on) or transposed (off)"
     )
-    splice.add_argument("--json", metavar="OUT")
-    splice.add_argument("--plot", metavar="PNG")
+    splice.add_argument("--json", metavar="OUT", type=output_file)
+    splice.add_argument("--plot", metavar="PNG", type=output_file)
     splice.set_defaults(offline=cmd_bench_splice)

@@ -285,7 +285,14 @@ def test_a_query_file_that_does_not_fit_the_registries_is_refused_not_scored_zer
     not_text = tmp_path / "numbers.jsonl"
     not_text.write_text('{"query": 5, "acceptable_tools": ["get_current_time"]}\n')
     done = run_cli("eval", "routing", "--registry", str(REGISTRY), "--queries", str(not_text), cache=tmp_path)
-    assert done.returncode == 2 and "numbers.jsonl:1: 'query' must be a non-empty string" in done.stderr
+    assert done.returncode == 2 and "numbers.jsonl:1: needs 'query', a non-empty string" in done.stderr
+    # an output that cannot be written failed with a traceback after the whole run
+    done = run_cli("eval", "routing", "--registry", str(REGISTRY), "--queries", str(QUERIES), "--json", str(tmp_path),
+                   cache=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and f"argument --json: {tmp_path} is a folder; name a file" in done.stderr
+    done = run_cli("eval", "routing", "--registry", str(REGISTRY), "--queries", str(QUERIES), "--cases",
+                   str(not_text / "cases.jsonl"), cache=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and f"{not_text} is not a folder this user can write" in done.stderr
     # counts that meant something else: --limit -1 scored all but the last request, --requests 0 crashed
     for command in (("eval", "args", "--registry", str(REGISTRY), "--queries", str(QUERIES), "--limit", "-1"),
                     ("eval", "routing", "--registry", str(REGISTRY), "--queries", str(QUERIES), "--threads", "0"),
