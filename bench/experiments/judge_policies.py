@@ -58,6 +58,13 @@ def github_setup() -> tuple[list[Any], Calibration, list[dict[str, Any]]]:
     return setup.tools, setup.calibration, rows
 
 
+def warm_generator(model: str, threads: int) -> ArgumentGenerator:
+    """The chooser on a warm engine of the named model."""
+    generator = ArgumentGenerator(LlamaEngine(EngineSettings(str(model_path(lookup(model))), n_threads=threads)))
+    generator.warm()
+    return generator
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
@@ -66,10 +73,7 @@ def main() -> int:
     parser.add_argument("--json", required=True)
     args = parser.parse_args()
     tools, calibration, rows = local_setup() if args.set == "local" else github_setup()
-    generator = ArgumentGenerator(
-        LlamaEngine(EngineSettings(str(model_path(lookup(args.model))), n_threads=args.threads))
-    )
-    generator.warm()
+    generator = warm_generator(args.model, args.threads)
     records = []
     for row in rows:
         query = row["query"]

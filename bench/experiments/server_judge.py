@@ -19,13 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from judge_policies import local_setup
+from judge_policies import local_setup, warm_generator
 from shipped import S, shipped
 
-from nexus_gateway.arguments import ArgumentGenerator
-from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.evaluation import load_queries, wilson
-from nexus_gateway.model_store import lookup, model_path
 
 
 def github_rows(size: str) -> tuple[list[Any], list[dict[str, Any]]]:
@@ -53,10 +50,7 @@ def main() -> int:
         tools, _, rows = local_setup()
     else:
         tools, rows = github_rows(args.size)
-    generator = ArgumentGenerator(
-        LlamaEngine(EngineSettings(str(model_path(lookup(args.model))), n_threads=args.threads))
-    )
-    generator.warm()
+    generator = warm_generator(args.model, args.threads)
     records = []
     for row in rows:
         query = row["query"]
