@@ -33,7 +33,15 @@ from .arguments import ArgumentGenerator, Generation, tool_blocks
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
 from .engine import EngineSettings, LlamaEngine
-from .evaluation import bootstrap_median_ci, check_queries_fit, gold_tool, jsonl_records, load_queries, wilson
+from .evaluation import (
+    accepted_tools,
+    bootstrap_median_ci,
+    check_queries_fit,
+    gold_tool,
+    jsonl_records,
+    load_queries,
+    wilson,
+)
 from .exceptions import ConfigError
 from .generation_service import resolve_model
 from .grounding import PLACEHOLDER, spelled_numbers, zone_stated
@@ -98,10 +106,6 @@ def labels(query: dict[str, Any], tool: str) -> dict[str, Any]:
     if "acceptable_arguments" in query:
         return dict(query["acceptable_arguments"])
     return dict((query.get("alternate_arguments") or {}).get(tool) or query.get("gold_arguments") or {})
-
-
-def _labelled(query: dict[str, Any], tool: str) -> set[str]:
-    return set(labels(query, tool))
 
 
 def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> int:
@@ -195,7 +199,7 @@ class ArgsEvaluation:
         context_full: list[int] = []
         for number, query in enumerate(queries, 1):
             chosen = self.route(query)
-            accepted = set(query.get("acceptable_tools") or [gold_tool(query)])
+            accepted = set(accepted_tools(query))
             gold_size = len(query.get("gold_arguments") or query.get("acceptable_arguments") or {})
             if chosen not in accepted or chosen is None:
                 total_e2e += gold_size
@@ -211,7 +215,7 @@ class ArgsEvaluation:
                 wanted = query.get("acceptable_arguments") or query.get("gold_arguments")
                 sys.stderr.write(f"[{number}/{len(queries)}] {chosen}: {r}/{t} right, got {generation.arguments}, ")
                 sys.stderr.write(f"labelled {wanted}\n")
-            extra = sum(1 for k in generation.arguments if k not in _labelled(query, chosen))
+            extra = sum(1 for k in generation.arguments if k not in labels(query, chosen))
             stated_right += r
             stated_total += t - extra
             right += r
@@ -290,7 +294,7 @@ def _case(
     return {
         "id": query.get("id"),
         "query": query["query"],
-        "acceptable": query.get("acceptable_tools") or [gold_tool(query)],
+        "acceptable": accepted_tools(query),
         "chosen": chosen,
         "arguments": arguments,
         "labelled": labels(query, chosen or ""),  # what ``score_arguments`` held the arguments against

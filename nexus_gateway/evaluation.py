@@ -100,20 +100,21 @@ def load_queries(path: str | Path, answerable: bool = True) -> list[dict[str, An
             raise ConfigError(f"{path}:{number}: 'acceptable_tools' must be a list of tool names")
         if not isinstance(query.get("gold_tool", ""), str):
             raise ConfigError(f"{path}:{number}: 'gold_tool' must be a tool name")
-        if answerable and not labelled_tools(query):
+        if answerable and not accepted_tools(query):
             raise ConfigError(f"{path}:{number}: needs 'acceptable_tools' (or 'gold_tool')")
         queries.append(query)
     return queries
 
 
-def labelled_tools(query: dict[str, Any]) -> set[str]:
-    """The tool names a labelled request accepts."""
-    return set(query.get("acceptable_tools") or []) | ({query["gold_tool"]} if query.get("gold_tool") else set())
+def accepted_tools(query: dict[str, Any]) -> list[str]:
+    """The tool names a labelled request is scored against: its ``acceptable_tools``, else its
+    ``gold_tool`` (none for a request no tool serves)."""
+    return list(query.get("acceptable_tools") or ([query["gold_tool"]] if query.get("gold_tool") else []))
 
 
 def gold_tool(query: dict[str, Any]) -> str:
     """The tool a labelled request names first: its ``gold_tool``, or its first acceptable tool."""
-    return str(query.get("gold_tool") or query["acceptable_tools"][0])
+    return str(query.get("gold_tool") or accepted_tools(query)[0])
 
 
 def check_queries_fit(queries: list[dict[str, Any]], tool_names: set[str], source: str) -> None:
@@ -123,9 +124,9 @@ def check_queries_fit(queries: list[dict[str, Any]], tool_names: set[str], sourc
     their tool count as wrong, as the protocol says, with a warning that names the first."""
     if not queries:
         raise ConfigError(f"{source}: no requests to evaluate")
-    missing = [q for q in queries if not labelled_tools(q) & tool_names]
+    missing = [q for q in queries if not set(accepted_tools(q)) & tool_names]
     if len(missing) == len(queries):
-        wanted = sorted(labelled_tools(missing[0]))
+        wanted = sorted(accepted_tools(missing[0]))
         raise ConfigError(
             f"{source}: none of the {len(queries)} requests names a tool of the registry files "
             f"(the first accepts {', '.join(wanted)}); were they written for other registries?"
@@ -150,7 +151,7 @@ class Protocol:
             self.order.extend(ids)
 
     def acceptable(self, query: dict[str, Any]) -> list[int]:
-        names = set(query.get("acceptable_tools") or [query.get("gold_tool")])
+        names = set(accepted_tools(query))
         gold = query.get("gold_tool")
         home = next((t.file for t in self.tools if t.name == gold), None)
         if home is None:
@@ -361,7 +362,7 @@ class RoutingEvaluation:
         return {
             "id": query.get("id"),
             "query": query["query"],
-            "acceptable": [] if irrelevant else query.get("acceptable_tools") or [gold_tool(query)],
+            "acceptable": [] if irrelevant else accepted_tools(query),
             "irrelevant": irrelevant,
             "chosen": None if result.abstained else self.tools[int(result.candidates[0].id)].name,
             "right": bool(right),
