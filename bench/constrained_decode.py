@@ -44,9 +44,7 @@ def main() -> int:
         done = generator.generate(tool["name"], tool["inputSchema"], tool["description"], query["query"])
         tokens = done.chosen_tokens + done.forced_tokens
         rows["walker"].append(done.timings_ms["decode"] / max(tokens, 1))
-        prompt = system_prefix() + turn_text(
-            compressed_ir(tool["name"], tool["inputSchema"], tool["description"]), query["query"], ""
-        )
+        prompt = system_prefix() + turn_text(compressed_ir(tool["name"], tool["inputSchema"]), query["query"], "")
         grammar = llama_cpp.LlamaGrammar.from_string(schema_grammar(tool["inputSchema"]), verbose=False)
         for name, kwargs in (("gbnf_sampler", {"grammar": grammar}), ("unconstrained", {})):
             llm(prompt, max_tokens=1, temperature=0.0)  # prefill (cached by Llama for the next call)

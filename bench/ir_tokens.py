@@ -42,7 +42,7 @@ def main() -> int:
     pairs = [(by_name[q["gold_tool"]], q["query"]) for q in requests if q.get("gold_tool") in by_name]
     forms = {
         "ir": lambda t: compressed_ir(t["name"], t["inputSchema"]),
-        "ir_focused": lambda t: compressed_ir(t["name"], t["inputSchema"], ""),
+        "ir_focused": lambda t: compressed_ir(t["name"], t["inputSchema"], intent=""),
         "ir_focused_per_request": None,
         "choice": lambda t: choice_ir(t["name"], t["inputSchema"], t["description"]),
         "signature": lambda t: signature(t["name"], t["inputSchema"], t["description"]),
@@ -54,7 +54,7 @@ def main() -> int:
     print(f"{'form':<24}{'median':>8}{'p90':>8}{'p99':>8}{'max':>8}{'mean':>8}")
     for name, render in forms.items():
         if render is None:
-            texts = [compressed_ir(t["name"], t["inputSchema"], q) for t, q in pairs]
+            texts = [compressed_ir(t["name"], t["inputSchema"], intent=q) for t, q in pairs]
         else:
             texts = [render(t) for t in tools]
         counts = np.array([len(engine.tokenize(text)) for text in texts])

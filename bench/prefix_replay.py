@@ -62,7 +62,7 @@ def main() -> int:
     blocks = SchemaBlocks(engines["blocks"], prefix, RegistryCache())
     tokenize = engines["blocks"].tokenize
     used = {turn["gold_tool"] for dialogue in dialogues for turn in dialogue["turns"]}
-    irs = {name: compressed_ir(name, tools[name]["inputSchema"], tools[name]["description"]) for name in used}
+    irs = {name: compressed_ir(name, tools[name]["inputSchema"]) for name in used}
     block_keys = {name: ir_block_key(schema_key(tools[name]), ir_text(irs[name])) for name in used}
     ir_tokens = {name: tokenize(ir_text(irs[name])) for name in used}
     blocks.compile_missing((block_keys[name], ir_tokens[name]) for name in sorted(used))

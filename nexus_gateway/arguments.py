@@ -274,7 +274,7 @@ class ArgumentGenerator:
         if full_schema:
             tool_tokens = self.engine.tokenize(schema_text(name, schema, description))
         else:
-            ir = ir_text(compressed_ir(name, schema, focus))
+            ir = ir_text(compressed_ir(name, schema, intent=focus))
             tool_tokens = self.engine.tokenize(ir)
             block_key = ir_block_key(block_key, ir) if block_key is not None and focus is None else None
         suffix = self.engine.tokenize(request_text(intent, window_text))

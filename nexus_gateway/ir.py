@@ -101,8 +101,11 @@ def short_description(text: str | None, words: int = CHOICE_DESCRIPTION_WORDS) -
     return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
-def compressed_ir(name: str, input_schema: dict[str, Any] | None, intent: str | None = None) -> str:
-    """``name(params)``; with ``intent``, only the parameters that request can fill."""
+def compressed_ir(name: str, input_schema: dict[str, Any] | None, *, intent: str | None = None) -> str:
+    """``name(params)``; with ``intent``, only the parameters that request can fill.
+
+    ``intent`` is keyword-only: it once came third as the tool's description did, and four benchmark
+    scripts went on passing the description there, measuring the focused form instead of the default."""
     schema = input_schema or {}
     return f"{name}({ir_params(schema, schema, intent, name)})"
 

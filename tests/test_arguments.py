@@ -141,24 +141,25 @@ def test_the_ir_for_a_request_shows_the_parameters_it_can_fill() -> None:
     }
     full = compressed_ir("issue_write", schema)
     assert "milestone?)" in full and "create|update|delete|lock" in full  # no request: every parameter
-    assert compressed_ir("issue_write", schema, "") == (
+    assert compressed_ir("issue_write", schema, intent="") == (
         "issue_write(method: create|update|delete|…, owner)"
     )  # a request that names nothing: the required ones
     said = "edit issue 5 in acme/web: assign it to hana-k, label it bug and close it"
     # "assign" names assignees, "label" labels, "close" the value closed; "edit" the update method (only the
     # values said are shown); "5" is a number for issue_number; "issue" is the tool's own word, no mention
     # of issue_fields
-    assert compressed_ir("issue_write", schema, said) == (
+    assert compressed_ir("issue_write", schema, intent=said) == (
         "issue_write(method: update|…, owner, issue_number?, assignees?: str[], labels?: str[], state?: closed|…)"
     )
-    quoting = compressed_ir("issue_write", schema, "comment 'works for me' on acme/web#5")
+    quoting = compressed_ir("issue_write", schema, intent="comment 'works for me' on acme/web#5")
     assert "body?" in quoting  # a quoted span needs a free-text key to live in
     string = {"type": "string"}
     search = {"properties": {"query": string, "owner": string, "repo": string, "path": string}, "required": ["query"]}
-    assert compressed_ir("search_code", search, "find TODO in octo-org/app") == "search_code(query, owner?, repo?)"
+    focused = compressed_ir("search_code", search, intent="find TODO in octo-org/app")
+    assert focused == "search_code(query, owner?, repo?)"
     # a flag the request names by its opposite ("public" → private: false) is shown, not an enum to cut
     flag = {"properties": {"name": string, "private": {"type": "boolean"}}, "required": ["name"]}
-    assert compressed_ir("create_repository", flag, "make a public repo called blog") == (
+    assert compressed_ir("create_repository", flag, intent="make a public repo called blog") == (
         "create_repository(name, private?)"
     )
 

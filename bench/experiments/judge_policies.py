@@ -26,7 +26,7 @@ from nexus_gateway.cache import RegistryCache
 from nexus_gateway.embedder import Embedder
 from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.evaluation import RoutingEvaluation, embed_tools, load_queries, load_registries, wilson
-from nexus_gateway.ir import compressed_ir
+from nexus_gateway.ir import choice_ir
 from nexus_gateway.model_store import lookup, model_path
 from nexus_gateway.routing import Calibration
 from nexus_gateway.vectors import VectorStore
@@ -86,8 +86,7 @@ def main() -> int:
         picks, seconds = {}, []
         for k in (3, 5):
             candidates = [
-                (gateway_id(tools[i]), compressed_ir(tools[i].name, tools[i].schema, tools[i].description))
-                for i in ids[:k]
+                (gateway_id(tools[i]), choice_ir(tools[i].name, tools[i].schema, tools[i].description)) for i in ids[:k]
             ]
             started = time.perf_counter()
             picks[k] = ids[generator.choose_tool(query["query"], candidates).index]

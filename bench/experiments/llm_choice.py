@@ -23,7 +23,7 @@ from nexus_gateway.evaluation import (
     load_queries,
     wilson,
 )
-from nexus_gateway.ir import compressed_ir
+from nexus_gateway.ir import choice_ir
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 
 
@@ -52,9 +52,7 @@ def main() -> int:
         if args.all or result.margin < calibration.tau:
             asked += 1
             started = time.perf_counter()
-            candidates = [
-                (tools[i].name, compressed_ir(tools[i].name, tools[i].schema, tools[i].description)) for i in ids
-            ]
+            candidates = [(tools[i].name, choice_ir(tools[i].name, tools[i].schema, tools[i].description)) for i in ids]
             pick = ids[generator.choose_tool(query["query"], candidates).index]
             times.append((time.perf_counter() - started) * 1000)
         judged_ok += pick in accepted
