@@ -2,15 +2,18 @@
 
 Layout (little-endian; docs/atb-format.md has the full table)::
 
-    0       128-byte header (HEADER below)
-    2 MiB   token ids, int32 [n_tokens]
-    4 MiB…  K, float16 [n_layer, n_tokens, n_head_kv·head_dim]          (next 2 MiB boundary)
+    0       128-byte header (HEADER below), the sections' offsets in it
+    4 KiB   token ids, int32 [n_tokens]
+    …       K, float16 [n_layer, n_tokens, n_head_kv·head_dim]          (next 4 KiB boundary)
     …       V, float16 [n_layer, n_tokens, n_embd_v] (rows) or [n_layer, n_embd_v, n_tokens] (v_trans)
 
-Sections start on 2 MiB boundaries so a mapping can use huge pages and a section never shares a page
-with another; the gaps are holes in a sparse file, not bytes on disk. The checksum (CRC-32 of the
-header with the checksum field zeroed, then the three sections) catches truncation and corruption;
-a file that fails it is deleted by the caller and compiled again.
+Sections start on page boundaries, so no section shares a page with another and every array view is
+aligned. Version 1 put them on 2 MiB boundaries for huge pages; a file mapping gets none on the usual
+file systems, and the gaps made an IR block of ~0.25 MB a 6.3 MB file wherever holes are not kept (a
+copy, an archive, a file system without sparse files). The reader takes the offsets from the header,
+so it reads both versions. The checksum (CRC-32 of the header with the checksum field zeroed, then the
+three sections) catches truncation and corruption; a file that fails it is deleted by the caller and
+compiled again.
 
 A block depends on the model (``fingerprint``), its RoPE, the cache types and V layout of the context
 that compiled it, and on the text before it (``anchor``: a hash of the prefix tokens it was compiled
@@ -34,9 +37,10 @@ import numpy as np
 from .kv_state import KvGeometry
 
 MAGIC = b"NATB"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)  # 1: the same fields, sections on 2 MiB boundaries
 HEADER_SIZE = 128
-SECTION_ALIGN = 2 * 1024 * 1024
+SECTION_ALIGN = 4096
 # magic, version, header size, model fingerprint, anchor, n_layer, n_head_kv, head_dim, n_rot,
 # rope type, freq base, freq scale, YaRN ext/attn/beta fast/beta slow, YaRN original context,
 # m0, n_tokens, k type, v type, v_trans, pad, tokens/K/V offsets, checksum, reserved
@@ -84,18 +88,23 @@ class Block:
         return int(self.k.nbytes + self.v.nbytes)
 
 
-def _align(offset: int) -> int:
-    return -(-offset // SECTION_ALIGN) * SECTION_ALIGN
+def _align(offset: int, align: int) -> int:
+    return -(-offset // align) * align
 
 
-def _layout(header: BlockHeader) -> tuple[int, int, int, int, int]:
+def _section_bytes(header: BlockHeader) -> tuple[int, int, int]:
+    """Bytes of the token, K and V sections."""
     g, n = header.geometry, header.n_tokens
-    k_bytes = g.n_layer * n * g.n_embd_k * 2
-    v_bytes = k_bytes  # n_embd_v == n_embd_k for every model the splice supports (checked on compile)
-    tokens_at = SECTION_ALIGN
-    k_at = _align(tokens_at + 4 * n)
-    v_at = _align(k_at + k_bytes)
-    return tokens_at, k_at, v_at, k_bytes, v_bytes
+    kv_bytes = g.n_layer * n * g.n_embd_k * 2  # n_embd_v == n_embd_k for every model the splice supports
+    return 4 * n, kv_bytes, kv_bytes
+
+
+def _layout(header: BlockHeader, align: int = SECTION_ALIGN) -> tuple[int, int, int]:
+    """Where the writer puts the token, K and V sections: each on the next multiple of ``align``."""
+    tokens_bytes, k_bytes, _ = _section_bytes(header)
+    tokens_at = _align(HEADER_SIZE, align)
+    k_at = _align(tokens_at + tokens_bytes, align)
+    return tokens_at, k_at, _align(k_at + k_bytes, align)
 
 
 # The header holds the geometry's fields in KvGeometry's order, split around the anchor and m0/n_tokens:
@@ -104,13 +113,13 @@ _MIDDLE = slice(1, 13)
 _CACHE = slice(13, 16)
 
 
-def _pack(header: BlockHeader, checksum: int) -> bytes:
+def _pack(header: BlockHeader, offsets: tuple[int, int, int], checksum: int, version: int = VERSION) -> bytes:
     g = astuple(header.geometry)
-    tokens_at, k_at, v_at, _, _ = _layout(header)
+    tokens_at, k_at, v_at = offsets
     k_type, v_type, v_trans = g[_CACHE]
     return HEADER.pack(
         MAGIC,
-        VERSION,
+        version,
         HEADER_SIZE,
         g[0],
         header.anchor,
@@ -127,38 +136,58 @@ def _pack(header: BlockHeader, checksum: int) -> bytes:
     )
 
 
-def _checksum(header: BlockHeader, tokens: bytes | memoryview, k: bytes | memoryview, v: bytes | memoryview) -> int:
-    crc = zlib.crc32(_pack(header, 0))
-    for section in (tokens, k, v):
+def _checksum(
+    header: BlockHeader,
+    offsets: tuple[int, int, int],
+    sections: tuple[bytes | memoryview, bytes | memoryview, bytes | memoryview],
+    version: int = VERSION,
+) -> int:
+    crc = zlib.crc32(_pack(header, offsets, 0, version))
+    for section in sections:
         crc = zlib.crc32(section, crc)
     return crc
 
 
-def write_block(path: Path, block: Block) -> None:
-    """Write atomically (temporary file, then rename): a crash never leaves half a block under the name."""
+def write_block(path: Path, block: Block, align: int = SECTION_ALIGN) -> None:
+    """Write atomically (temporary file, then rename): a crash never leaves half a block under the name.
+
+    ``align`` is where sections start (a multiple of 64); the default page keeps a file as small as its
+    data. ``bench/block_files.py`` writes version 1's 2 MiB layout with it to compare the two."""
+    if align % 64:
+        raise ValueError(f"section alignment {align} is not a multiple of 64")
     header = block.header
     tokens = np.ascontiguousarray(block.tokens, dtype=np.int32).tobytes()
     k = np.ascontiguousarray(block.k, dtype=np.float16).tobytes()
     v = np.ascontiguousarray(block.v, dtype=np.float16).tobytes()
-    tokens_at, k_at, v_at, k_bytes, v_bytes = _layout(header)
-    if len(k) != k_bytes or len(v) != v_bytes:
-        raise ValueError("K/V arrays do not match the header's shape")
+    if (len(tokens), len(k), len(v)) != _section_bytes(header):
+        raise ValueError("token, K or V array does not match the header's shape")
+    offsets = _layout(header, align)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(temporary, "wb") as out:
-        out.write(_pack(header, _checksum(header, tokens, k, v)))
-        for offset, data in ((tokens_at, tokens), (k_at, k), (v_at, v)):
+        out.write(_pack(header, offsets, _checksum(header, offsets, (tokens, k, v))))
+        for offset, data in zip(offsets, (tokens, k, v), strict=True):
             out.seek(offset)
             out.write(data)
     os.replace(temporary, path)
 
 
-def _header_from(raw: tuple[Any, ...]) -> tuple[BlockHeader, int]:
+def _header_from(raw: tuple[Any, ...]) -> tuple[BlockHeader, tuple[int, int, int], int]:
     fingerprint, anchor, middle = raw[3], raw[4], raw[5:17]
     m0, n_tokens, k_type, v_type, v_trans = raw[17:22]
     values: tuple[Any, ...] = (fingerprint, *middle, k_type, v_type, bool(v_trans))
     geometry = KvGeometry(*values)
-    return BlockHeader(geometry, anchor, m0, n_tokens), raw[25]
+    return BlockHeader(geometry, anchor, m0, n_tokens), (raw[22], raw[23], raw[24]), raw[25]
+
+
+def _sections_fit(offsets: tuple[int, int, int], sizes: tuple[int, int, int]) -> bool:
+    """Sections after the header, in order, apart and aligned for their arrays' views."""
+    end = HEADER_SIZE
+    for offset, size in zip(offsets, sizes, strict=True):
+        if offset < end or offset % 64:
+            return False
+        end = offset + size
+    return True
 
 
 def read_block(path: Path) -> Block:
@@ -171,17 +200,18 @@ def read_block(path: Path) -> Block:
     raw = HEADER.unpack_from(mapping, 0)
     if raw[0] != MAGIC or raw[2] != HEADER_SIZE:
         raise BlockCorrupt(f"{path.name}: not an .atb file")
-    if raw[1] != VERSION:
-        raise BlockMismatch(f"{path.name}: .atb version {raw[1]}, this build reads {VERSION}")
-    header, checksum = _header_from(raw)
-    tokens_at, k_at, v_at, k_bytes, v_bytes = _layout(header)
-    if size < v_at + v_bytes:
-        raise BlockCorrupt(f"{path.name}: truncated ({size} of {v_at + v_bytes} bytes)")
+    if raw[1] not in READABLE_VERSIONS:
+        raise BlockMismatch(f"{path.name}: .atb version {raw[1]}, this build reads {READABLE_VERSIONS}")
+    header, offsets, checksum = _header_from(raw)
+    sizes = _section_bytes(header)
+    if not _sections_fit(offsets, sizes):
+        raise BlockCorrupt(f"{path.name}: section offsets {offsets} overlap or are misaligned")
+    end = offsets[2] + sizes[2]
+    if size < end:
+        raise BlockCorrupt(f"{path.name}: truncated ({size} of {end} bytes)")
     view = memoryview(mapping)
-    tokens = view[tokens_at : tokens_at + 4 * header.n_tokens]
-    k = view[k_at : k_at + k_bytes]
-    v = view[v_at : v_at + v_bytes]
-    if _checksum(header, tokens, k, v) != checksum:
+    tokens, k, v = (view[offset : offset + n] for offset, n in zip(offsets, sizes, strict=True))
+    if _checksum(header, offsets, (tokens, k, v), raw[1]) != checksum:
         raise BlockCorrupt(f"{path.name}: checksum mismatch")
     g, n = header.geometry, header.n_tokens
     v_shape = (g.n_layer, g.n_embd_k, n) if g.v_trans else (g.n_layer, n, g.n_embd_k)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import struct
 import threading
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,7 +164,19 @@ def test_block_file_rejects_other_models_layouts_prefixes_and_corruption(engine:
     live, anchor = engine.geometry(), anchor_of(prefix)
     check_compatible(loaded.header, live, anchor)
     assert np.array_equal(loaded.k, block.k) and np.array_equal(loaded.v, block.v)
-    assert path.stat().st_blocks * 512 < 2 * 1024 * 1024 + 2 * block.nbytes  # sparse: the gaps are holes
+    data_bytes = block.nbytes + block.tokens.nbytes
+    assert path.stat().st_size < data_bytes + 4 * 4096  # sections on pages: no gap larger than a page
+
+    old = tmp_path / "version-1.atb"  # what earlier builds wrote: 2 MiB sections; still read, not recompiled
+    write_block(old, block, align=2 * 1024 * 1024)
+    rewrite_as_version(old, 1, (len(block.tokens) * 4, block.k.nbytes, block.v.nbytes))
+    assert old.stat().st_size > 4 * 1024 * 1024
+    loaded = read_block(old)
+    assert np.array_equal(loaded.k, block.k) and np.array_equal(loaded.v, block.v)
+    future = tmp_path / "version-3.atb"
+    future.write_bytes(old.read_bytes()[:4] + struct.pack("<H", 3) + old.read_bytes()[6:])
+    with pytest.raises(BlockMismatch, match="version 3"):
+        read_block(future)
 
     variants = {
         "model": dataclasses.replace(live, fingerprint=bytes(16)),
@@ -178,6 +192,11 @@ def test_block_file_rejects_other_models_layouts_prefixes_and_corruption(engine:
         check_compatible(loaded.header, live, anchor_of([*prefix, 1]))
 
     data = bytearray(path.read_bytes())
+    overlapping = bytearray(data)
+    struct.pack_into("<I", overlapping, 104, 64)  # K inside the header
+    (tmp_path / "overlapping.atb").write_bytes(bytes(overlapping))
+    with pytest.raises(BlockCorrupt, match="offsets"):
+        read_block(tmp_path / "overlapping.atb")
     truncated = tmp_path / "truncated.atb"
     truncated.write_bytes(data[: len(data) - 100])
     with pytest.raises(BlockCorrupt, match="truncated"):
@@ -187,6 +206,19 @@ def test_block_file_rejects_other_models_layouts_prefixes_and_corruption(engine:
     flipped.write_bytes(bytes(data))
     with pytest.raises(BlockCorrupt, match="checksum"):
         read_block(flipped)
+
+
+def rewrite_as_version(path: Path, version: int, sizes: tuple[int, int, int]) -> None:
+    """Set a block file's version field and recompute its checksum (header with the checksum zeroed,
+    then the sections at the header's offsets), as a build of that version would have written it."""
+    data = bytearray(path.read_bytes())
+    struct.pack_into("<H", data, 4, version)
+    struct.pack_into("<Q", data, 112, 0)
+    crc = zlib.crc32(bytes(data[:128]))
+    for offset, size in zip(struct.unpack_from("<III", data, 100), sizes, strict=True):
+        crc = zlib.crc32(bytes(data[offset : offset + size]), crc)
+    struct.pack_into("<Q", data, 112, crc)
+    path.write_bytes(bytes(data))
 
 
 def test_mismatched_block_falls_back_to_prefill_and_says_why(engine: LlamaEngine) -> None:
