@@ -807,12 +807,14 @@ def prefix_replay() -> str:
 {document["sessions"]} GitHub dialogues, {document["turns"]} turns interleaved across sessions, prompts as
 `ArgumentGenerator` renders them, median {document["prompt_tokens_median"]:.0f} tokens). Share of prompt
 tokens served warm by the arena: **{100 * document["arena_hit_rate"]:.0f}%**. Measured with session 14's prompt
-order (`[prefix] [Tool: IR] [window] [Request]`), session 22's run on its slower machine (cold 6.9 s
-against 4.5 s in session 15's run, which gave the arena 4.8× and the prefix alone 5.1×, their intervals
-overlapping as here). The dialogues' turns change tool every turn, so what the arena keeps beyond the
-fixed prefix seldom matches the next prompt, and the arena does little better than keeping the prefix
-alone (session 13's order, the window before the IR, had given 5.1× and 5.2×). The arena's ratio moves
-with the machine's speed, between 4.8× and 5.8× in these two runs.
+order (`[prefix] [Tool: IR] [window] [Request]`) and session 35's IR (no description words: 19
+tokens at the registry median instead of 31), in session 38. Earlier runs: session 22's, on a slower
+machine with the longer IR, cold 6.9 s, arena 5.8×, prefix alone 5.3×, blocks 8.0×; session 15's, cold
+4.5 s, arena 4.8×, prefix alone 5.1×. The dialogues' turns change tool every turn, so what the arena
+keeps beyond the fixed prefix seldom matches the next prompt, and the arena does no better than keeping
+the prefix alone (their intervals overlap in every run; session 13's order, the window before the IR,
+had given 5.1× and 5.2×). The shorter IR left less for a warm cache to save (cold 2.9 s here), so the
+arena alone is under the issue's 5× in this run; the gateway's default path below is over it.
 `blocks` is the gateway's default path: the prefix warm, the IR spliced from its
 compiled block ({document.get("blocks_spliced", "?")} of {document["turns"]} turns spliced), the window and the request
 computed; the arena still serves the turns of a model whose cache cannot be spliced.
