@@ -49,6 +49,7 @@ class SchemaBlocks:
         self._slot_bytes = int(self.arena.stats()["slot_bytes"])  # rounded up to pages by the arena
         self._headers: dict[str, tuple[BlockHeader, np.ndarray]] = {}  # what the arena holds the K/V of
         geometry = engine.geometry()
+        # cache_survey.py reads this name back to tell blocks of an earlier system prompt
         self.tag = f"{geometry.fingerprint.hex()[:12]}-{self.anchor.hex()[:8]}-{'t' if geometry.v_trans else 'r'}"
 
     def path(self, key: str) -> Path:

@@ -4,14 +4,20 @@ Layout under the cache folder (``$NEXUS_CACHE_DIR``, ``nexus.cache_dir``, else `
 source checkout and the user's cache folder, ``~/.cache/nexus-gateway/registry``, for an installed
 package, whose own folder may not be writable)::
 
-    tools/<sha256 of canonical schema JSON>.json   one ingested tool (later: .emb, .atb beside it)
+    tools/<sha256 of canonical schema JSON>.json   one ingested tool
+    tools/<key>.<embedder tag>.vec                 its embedding (vectors.py)
+    tools/<key>[.ir-<digest>].<tag>.atb            its compiled KV blocks (block_store.py, atb.py)
     servers/<server>.json                          the keys of a server's last known tool list
     journal.jsonl                                  the call journal (journal.py)
     auth/<server>-<url hash>.json                  OAuth tokens stored by ``nexus-gateway login`` (oauth.py)
     pins.json                                      tool definitions pinned on first sight (pins.py)
     pins.json.lock                                 held while a process updates pins.json (``updating``)
 
-Every file starts with the line ``NEXUS1 <sha256 of the rest>``. A file that is truncated, edited or
+A tool's files are named by what they depend on (a changed schema, IR rendering, model or system
+prompt gets new names), so old ones stay behind; ``cache_survey.py`` finds the stale ones
+(``nexus-gateway cache --prune``).
+
+Every JSON and vector file starts with the line ``NEXUS1 <sha256 of the rest>``. A file that is truncated, edited or
 otherwise fails the check raises :class:`CacheCorrupt` inside this module; callers see ``None`` (a
 miss), the bad file is removed and a warning is logged, so the entry is simply rebuilt.
 """

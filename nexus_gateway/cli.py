@@ -420,6 +420,55 @@ async def cmd_logout(args: argparse.Namespace, config: GatewayConfig) -> int:
     return ExitStatus.OK
 
 
+async def cmd_cache(args: argparse.Namespace, config: GatewayConfig) -> int:
+    """What the registry cache holds per kind and what is stale (``cache_survey.py``); ``--prune`` removes
+    the stale files. Run in a worker thread: a large cache is thousands of files."""
+    from .cache_survey import remove, survey
+
+    root = cache_root(config)
+    files = await anyio.to_thread.run_sync(survey, root)
+    stale = [f for f in files if f.stale is not None]
+    removed = await anyio.to_thread.run_sync(remove, stale) if args.prune else (0, 0)
+    if args.json:
+        kinds: dict[str, dict[str, int]] = {}
+        for f in files:
+            row = kinds.setdefault(f.kind, {"files": 0, "bytes": 0, "stale_files": 0, "stale_bytes": 0})
+            row["files"] += 1
+            row["bytes"] += f.disk_bytes
+            row["stale_files"] += f.stale is not None
+            row["stale_bytes"] += f.disk_bytes if f.stale is not None else 0
+        stale_rows = [{"path": str(f.path), "kind": f.kind, "bytes": f.disk_bytes, "why": f.stale} for f in stale]
+        print_json({"root": str(root), "kinds": kinds, "stale": stale_rows, "removed": args.prune})
+        return ExitStatus.OK
+    sys.stdout.write(f"registry cache: {root}\n")
+    if not files:
+        sys.stdout.write("nothing cached yet\n")
+        return ExitStatus.OK
+    rows = []
+    for kind in sorted({f.kind for f in files}):
+        of_kind = [f for f in files if f.kind == kind]
+        stale_of_kind = [f for f in of_kind if f.stale is not None]
+        rows.append([kind, str(len(of_kind)), megabytes(of_kind), str(len(stale_of_kind)), megabytes(stale_of_kind)])
+    print_table(["kind", "files", "MB on disk", "stale files", "stale MB"], rows)
+    reasons: dict[tuple[str, str], int] = {}
+    for f in stale:
+        reasons[(f.kind, str(f.stale))] = reasons.get((f.kind, str(f.stale)), 0) + 1
+    for (kind, why), count in sorted(reasons.items()):
+        sys.stdout.write(f"  {count} {kind}: {why}\n")
+    if not stale:
+        sys.stdout.write("nothing stale\n")
+    elif args.prune:
+        sys.stdout.write(f"removed {removed[0]} stale files, {removed[1] / 1e6:.1f} MB\n")
+    else:
+        hint = "`nexus-gateway cache --prune` removes them"
+        sys.stdout.write(f"{len(stale)} stale files, {megabytes(stale)} MB: {hint}\n")
+    return ExitStatus.OK
+
+
+def megabytes(files: Sequence[Any]) -> str:
+    return f"{sum(f.disk_bytes for f in files) / 1e6:.1f}"
+
+
 async def cmd_pins(args: argparse.Namespace, config: GatewayConfig) -> int:
     """Tools whose definition changed since they were pinned; ``--accept SERVER`` trusts the new ones."""
     from .pins import PINS_FILE, ToolPins
@@ -584,6 +633,13 @@ def build_parser() -> argparse.ArgumentParser:
     pins.add_argument("--accept", metavar="SERVER", help="trust the changed tools of SERVER as they are now")
     pins.add_argument("--tool", action="append", metavar="NAME", help="with --accept: only this tool (repeatable)")
     pins.add_argument("--json", action="store_true", help="print JSON instead of text")
+    cache = command("cache", cmd_cache, "Show what the registry cache holds and what is stale; remove it.")
+    cache.add_argument(
+        "--prune",
+        action="store_true",
+        help="remove the stale files: tools no upstream lists, blocks of an earlier IR or system prompt",
+    )
+    cache.add_argument("--json", action="store_true", help="print JSON instead of a table")
     eval_cli.register(commands)
     splice_bench.register(commands)
     models = commands.add_parser("models", help="Local LLM weights: pull (assemble + verify) and list.")

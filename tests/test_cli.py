@@ -235,3 +235,59 @@ def test_ask_at_a_terminal_asks_the_person_before_a_destructive_call(tmp_path: P
                                               tmp_path, "y")  # fmt: skip
     assert status == 0, shown
     assert target.read_text() == "eggs\n" and json.loads(stdout)["content"]
+
+
+def test_cache_shows_what_is_stale_and_prune_removes_only_that(tmp_path: Path) -> None:
+    """A gateway's own files stay; a tool no upstream lists, an IR block of an earlier rendering, blocks
+    compiled after an earlier system prompt and an unfinished write go, and only with --prune."""
+    config = write_config(tmp_path / "c.json", {"time": {"command": python_server("mcp-server-time")}})
+    cache = tmp_path / "cache"
+    assert run("tools", "--config", str(config), cache=cache).returncode == 0  # ingests: entries, server list
+    tools = cache / "tools"
+    listed = json.loads((cache / "servers" / "time.json").read_text().partition("\n")[2])["keys"]
+    live, gone = listed[0], "0" * 64
+    old_prefix, new_prefix = (
+        tools / "system-prefix.aaaaaaaaaaaa-11111111-r.atb",
+        tools / "system-prefix.aaaaaaaaaaaa-22222222-r.atb",
+    )
+    names = {
+        f"{live}.0123456789ab.vec": None,
+        f"{gone}.0123456789ab.vec": "no upstream lists this tool",
+        f"{live}.ir-0000000000.aaaaaaaaaaaa-22222222-r.atb": "an earlier rendering of the IR",
+        f"{live}.aaaaaaaaaaaa-22222222-r.atb": None,
+        f"{live}.aaaaaaaaaaaa-11111111-r.atb": "compiled after an earlier system prompt",
+        f"{live}.bbbbbbbbbbbb-11111111-r.atb": None,  # another model: no prefix block says which prompt is live
+        f".{live}.json.x1y2.tmp": "a write that did not finish",
+    }
+    for name in names:
+        (tools / name).write_bytes(b"x" * 5000)
+    old_prefix.write_bytes(b"x")
+    new_prefix.write_bytes(b"x")
+    hours_ago = time.time() - 7200
+    for path in (old_prefix, tools / f".{live}.json.x1y2.tmp"):
+        os.utime(path, (hours_ago, hours_ago))
+    (tools / f".{live}.json.fresh.tmp").write_bytes(b"x")  # a write in progress right now
+    before = {p.name for p in tools.iterdir()}
+
+    shown = run("cache", "--config", str(config), "--json", cache=cache)
+    assert shown.returncode == 0, shown.stderr
+    document = json.loads(shown.stdout)
+    stale = {Path(row["path"]).name: row["why"] for row in document["stale"]}
+    expected = {name: why for name, why in names.items() if why} | {
+        old_prefix.name: "compiled after an earlier system prompt"
+    }
+    assert stale == expected
+    assert document["kinds"]["tool entry"]["stale_files"] == 0 and document["kinds"]["tool entry"]["files"] == len(
+        listed
+    )
+    assert {p.name for p in tools.iterdir()} == before  # showing removes nothing
+
+    table = run("cache", "--config", str(config), cache=cache)
+    assert f"{len(expected)} stale files" in table.stdout and "nexus-gateway cache --prune" in table.stdout
+    assert "1 IR block: an earlier rendering of the IR" in table.stdout
+
+    pruned = run("cache", "--config", str(config), "--prune", cache=cache)
+    assert pruned.returncode == 0 and f"removed {len(expected)} stale files" in pruned.stdout
+    assert {p.name for p in tools.iterdir()} == before - set(expected)
+    again = run("cache", "--config", str(config), cache=cache)
+    assert "nothing stale" in again.stdout

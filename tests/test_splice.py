@@ -26,6 +26,7 @@ from nexus_gateway.arguments import ArgumentGenerator, ir_block_key, request_tex
 from nexus_gateway.atb import BlockCorrupt, BlockMismatch, anchor_of, check_compatible, read_block, write_block
 from nexus_gateway.block_store import SchemaBlocks
 from nexus_gateway.cache import RegistryCache, schema_key
+from nexus_gateway.cache_survey import survey
 from nexus_gateway.engine import SCRATCH_SEQ, EngineSettings, LlamaEngine
 from nexus_gateway.kv_splice import RepairPolicy, Splicer, compile_block
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
@@ -438,6 +439,9 @@ async def test_the_gateway_splices_compiled_blocks(tmp_path: Path, schema: str) 
                 await anyio.sleep(1)
     assert list((tmp_path / "cache" / "tools").glob("*.atb"))
     assert list((tmp_path / "cache" / "tools").glob("system-prefix.*.atb"))  # the next start splices it
+    surveyed = survey(tmp_path / "cache")  # `nexus-gateway cache` knows every file and keeps them all
+    assert {f.kind for f in surveyed} >= {"tool entry", "vectors", "IR block", "system-prefix block"}
+    assert [(f.path.name, f.kind, f.stale) for f in surveyed if f.stale or f.kind == "other"] == []
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native", "numpy"])
