@@ -9,7 +9,7 @@ Layout (little-endian; docs/atb-format.md has the full table)::
 
 Sections start on page boundaries, so no section shares a page with another and every array view is
 aligned. Version 1 put them on 2 MiB boundaries for huge pages; a file mapping gets none on the usual
-file systems, and the gaps made an IR block of ~0.25 MB a 6.3 MB file wherever holes are not kept (a
+file systems, and the gaps made an IR block of ~0.33 MB a 6.4 MB file wherever holes are not kept (a
 copy, an archive, a file system without sparse files). The reader takes the offsets from the header,
 so it reads both versions. The checksum (CRC-32 of the header with the checksum field zeroed, then the
 three sections) catches truncation and corruption; a file that fails it is deleted by the caller and
@@ -164,12 +164,16 @@ def write_block(path: Path, block: Block, align: int = SECTION_ALIGN) -> None:
     offsets = _layout(header, align)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "wb") as out:
-        out.write(_pack(header, offsets, _checksum(header, offsets, (tokens, k, v))))
-        for offset, data in zip(offsets, (tokens, k, v), strict=True):
-            out.seek(offset)
-            out.write(data)
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "wb") as out:
+            out.write(_pack(header, offsets, _checksum(header, offsets, (tokens, k, v))))
+            for offset, data in zip(offsets, (tokens, k, v), strict=True):
+                out.seek(offset)
+                out.write(data)
+        os.replace(temporary, path)
+    except BaseException:  # a full disk: no half-written temporary file left behind either
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def _header_from(raw: tuple[Any, ...]) -> tuple[BlockHeader, tuple[int, int, int], int]:

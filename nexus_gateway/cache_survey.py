@@ -81,6 +81,27 @@ def survey(root: Path, now: float | None = None) -> list[CachedFile]:
     return files
 
 
+@dataclass
+class KindTotals:
+    files: int = 0
+    disk_bytes: int = 0
+    stale_files: int = 0
+    stale_bytes: int = 0
+
+
+def totals_by_kind(files: Iterable[CachedFile]) -> dict[str, KindTotals]:
+    """Per kind, sorted by name: how many files and bytes, and how many of them are stale."""
+    totals: dict[str, KindTotals] = {}
+    for cached in files:
+        row = totals.setdefault(cached.kind, KindTotals())
+        row.files += 1
+        row.disk_bytes += cached.disk_bytes
+        if cached.stale is not None:
+            row.stale_files += 1
+            row.stale_bytes += cached.disk_bytes
+    return dict(sorted(totals.items()))
+
+
 def remove(files: Iterable[CachedFile]) -> tuple[int, int]:
     """Delete the stale ones; returns (files, bytes) removed. A file already gone counts as removed."""
     count = freed = 0

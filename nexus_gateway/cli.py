@@ -23,6 +23,7 @@ import logging
 import os
 import sys
 import webbrowser
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -423,50 +424,43 @@ async def cmd_logout(args: argparse.Namespace, config: GatewayConfig) -> int:
 async def cmd_cache(args: argparse.Namespace, config: GatewayConfig) -> int:
     """What the registry cache holds per kind and what is stale (``cache_survey.py``); ``--prune`` removes
     the stale files. Run in a worker thread: a large cache is thousands of files."""
-    from .cache_survey import remove, survey
+    from .cache_survey import remove, survey, totals_by_kind
 
     root = cache_root(config)
     files = await anyio.to_thread.run_sync(survey, root)
     stale = [f for f in files if f.stale is not None]
-    removed = await anyio.to_thread.run_sync(remove, stale) if args.prune else (0, 0)
+    removed = await anyio.to_thread.run_sync(remove, stale) if args.prune else None
+    totals = totals_by_kind(files)
     if args.json:
-        kinds: dict[str, dict[str, int]] = {}
-        for f in files:
-            row = kinds.setdefault(f.kind, {"files": 0, "bytes": 0, "stale_files": 0, "stale_bytes": 0})
-            row["files"] += 1
-            row["bytes"] += f.disk_bytes
-            row["stale_files"] += f.stale is not None
-            row["stale_bytes"] += f.disk_bytes if f.stale is not None else 0
-        stale_rows = [{"path": str(f.path), "kind": f.kind, "bytes": f.disk_bytes, "why": f.stale} for f in stale]
-        print_json({"root": str(root), "kinds": kinds, "stale": stale_rows, "removed": args.prune})
+        print_json(
+            {
+                "root": str(root),
+                "kinds": {kind: asdict(row) for kind, row in totals.items()},
+                "stale": [{"path": str(f.path), "kind": f.kind, "bytes": f.disk_bytes, "why": f.stale} for f in stale],
+                "removed": {"files": removed[0], "bytes": removed[1]} if removed else None,
+            }
+        )
         return ExitStatus.OK
     sys.stdout.write(f"registry cache: {root}\n")
     if not files:
         sys.stdout.write("nothing cached yet\n")
         return ExitStatus.OK
-    rows = []
-    for kind in sorted({f.kind for f in files}):
-        of_kind = [f for f in files if f.kind == kind]
-        stale_of_kind = [f for f in of_kind if f.stale is not None]
-        rows.append([kind, str(len(of_kind)), megabytes(of_kind), str(len(stale_of_kind)), megabytes(stale_of_kind)])
+    rows = [
+        [kind, str(t.files), f"{t.disk_bytes / 1e6:.1f}", str(t.stale_files), f"{t.stale_bytes / 1e6:.1f}"]
+        for kind, t in totals.items()
+    ]
     print_table(["kind", "files", "MB on disk", "stale files", "stale MB"], rows)
-    reasons: dict[tuple[str, str], int] = {}
-    for f in stale:
-        reasons[(f.kind, str(f.stale))] = reasons.get((f.kind, str(f.stale)), 0) + 1
+    reasons = Counter((f.kind, str(f.stale)) for f in stale)
     for (kind, why), count in sorted(reasons.items()):
         sys.stdout.write(f"  {count} {kind}: {why}\n")
+    stale_mb = sum(f.disk_bytes for f in stale) / 1e6
     if not stale:
         sys.stdout.write("nothing stale\n")
-    elif args.prune:
+    elif removed:
         sys.stdout.write(f"removed {removed[0]} stale files, {removed[1] / 1e6:.1f} MB\n")
     else:
-        hint = "`nexus-gateway cache --prune` removes them"
-        sys.stdout.write(f"{len(stale)} stale files, {megabytes(stale)} MB: {hint}\n")
+        sys.stdout.write(f"{len(stale)} stale files, {stale_mb:.1f} MB: `nexus-gateway cache --prune` removes them\n")
     return ExitStatus.OK
-
-
-def megabytes(files: Sequence[Any]) -> str:
-    return f"{sum(f.disk_bytes for f in files) / 1e6:.1f}"
 
 
 async def cmd_pins(args: argparse.Namespace, config: GatewayConfig) -> int:

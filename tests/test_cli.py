@@ -277,9 +277,8 @@ def test_cache_shows_what_is_stale_and_prune_removes_only_that(tmp_path: Path) -
         old_prefix.name: "compiled after an earlier system prompt"
     }
     assert stale == expected
-    assert document["kinds"]["tool entry"]["stale_files"] == 0 and document["kinds"]["tool entry"]["files"] == len(
-        listed
-    )
+    entries = document["kinds"]["tool entry"]
+    assert entries["stale_files"] == 0 and entries["files"] == len(listed) and document["removed"] is None
     assert {p.name for p in tools.iterdir()} == before  # showing removes nothing
 
     table = run("cache", "--config", str(config), cache=cache)
@@ -287,7 +286,7 @@ def test_cache_shows_what_is_stale_and_prune_removes_only_that(tmp_path: Path) -
     assert "1 IR block: an earlier rendering of the IR" in table.stdout
 
     pruned = run("cache", "--config", str(config), "--prune", cache=cache)
-    assert pruned.returncode == 0 and f"removed {len(expected)} stale files" in pruned.stdout
+    assert pruned.returncode == 0 and f"removed {len(expected)} stale files" in pruned.stdout, pruned.stderr
     assert {p.name for p in tools.iterdir()} == before - set(expected)
     again = run("cache", "--config", str(config), cache=cache)
     assert "nothing stale" in again.stdout
