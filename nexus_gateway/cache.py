@@ -17,9 +17,9 @@ A tool's files are named by what they depend on (a changed schema, IR rendering,
 prompt gets new names), so old ones stay behind; ``cache_survey.py`` finds the stale ones
 (``nexus-gateway cache --prune``).
 
-Every JSON and vector file starts with the line ``NEXUS1 <sha256 of the rest>``. A file that is truncated, edited or
-otherwise fails the check raises :class:`CacheCorrupt` inside this module; callers see ``None`` (a
-miss), the bad file is removed and a warning is logged, so the entry is simply rebuilt.
+Every JSON and vector file starts with the line ``NEXUS1 <sha256 of the rest>``. A file that is
+truncated, edited or otherwise fails the check raises :class:`CacheCorrupt` inside this module; callers
+see ``None`` (a miss), the bad file is removed and a warning is logged, so the entry is simply rebuilt.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the registry cache holds, and which of it no gateway will read again (``nexus-gateway cache``).
 
-The cache only grows. Nothing is ever overwritten in place: a tool whose schema changes gets a new key,
+The cache only grows. A tool's files are never rewritten: a tool whose schema changes gets a new key,
 a new rendering of the compressed IR a new block name, a new system prompt a new anchor in every block's
 tag, so an upgrade or an upstream's new release leaves the old files behind, and compiled blocks are the
 bulk of it (a third of a megabyte per tool for the IR, several for a full schema). Serving never deletes
@@ -32,10 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from .cache import RegistryCache, unseal
-from .exceptions import CacheCorrupt
+from .cache import RegistryCache
 
 _KEY = r"(?P<key>[0-9a-f]{64})"
 _BLOCK_TAG = r"(?P<model>[0-9a-f]{12})-(?P<anchor>[0-9a-f]{8})-(?P<layout>[rt])"  # block_store.SchemaBlocks.tag
@@ -63,7 +60,8 @@ def survey(root: Path, now: float | None = None) -> list[CachedFile]:
     if not folder.is_dir():
         return []
     now = time.time() if now is None else now
-    listed = _listed_keys(RegistryCache(root))
+    cache = RegistryCache(root)
+    listed = _listed_keys(cache)
     parsed: list[tuple[Path, str, dict[str, str], Any]] = []
     for path in sorted(folder.iterdir()):
         try:
@@ -76,7 +74,7 @@ def survey(root: Path, now: float | None = None) -> list[CachedFile]:
     live_anchors = _newest_prefix_anchors(prefixes)
     files = []
     for path, kind, fields, stat in parsed:
-        stale = _why_stale(path, kind, fields, stat.st_mtime, now, listed, live_anchors)
+        stale = _why_stale(cache, kind, fields, stat.st_mtime, now, listed, live_anchors)
         files.append(CachedFile(path, kind, stat.st_blocks * 512, stale))
     return files
 
@@ -126,9 +124,7 @@ def _kind_of(name: str) -> tuple[str, dict[str, str]]:
 def _listed_keys(cache: RegistryCache) -> set[str]:
     keys: set[str] = set()
     for path in sorted((cache.root / "servers").glob("*.json")):
-        document = cache.read_json(path)
-        if isinstance(document, dict) and isinstance(document.get("keys"), list):
-            keys.update(str(k) for k in document["keys"])
+        keys.update(cache.load_server(path.stem) or [])
     return keys
 
 
@@ -144,7 +140,7 @@ def _newest_prefix_anchors(prefix_blocks: Iterable[tuple[dict[str, str], Any]]) 
 
 
 def _why_stale(
-    path: Path,
+    cache: RegistryCache,
     kind: str,
     fields: dict[str, str],
     mtime: float,
@@ -164,20 +160,22 @@ def _why_stale(
     if key not in listed:
         return "no upstream lists this tool"
     if kind == "IR block":
-        current = _current_ir_key(path.parent / f"{key}.json", key)
+        current = _current_ir_key(cache, key)
         if current is not None and current != f"{key}.ir-{fields['ir']}":
             return "an earlier rendering of the IR"
     return None
 
 
-def _current_ir_key(entry_path: Path, key: str) -> str | None:
-    """The IR block key this build gives the tool of ``entry_path``; None when the entry is unreadable."""
+def _current_ir_key(cache: RegistryCache, key: str) -> str | None:
+    """The IR block key this build gives the tool of entry ``key``; None when the entry is unreadable."""
     from .arguments import tool_blocks
 
+    entry = cache.load_tool(key)
     try:
-        entry = orjson.loads(unseal(entry_path.read_bytes(), str(entry_path)))
-        tool = entry["tool"]
+        tool = entry["tool"] if entry else None
+        if not isinstance(tool, dict):
+            return None
         schema = tool.get("inputSchema") or {"type": "object"}  # as the registry's ToolEntry has it
         return tool_blocks(key, tool["name"], schema, tool.get("description"), full_schema=False)[0][0]
-    except (OSError, CacheCorrupt, orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, AttributeError):
         return None

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from conftest import REPO, fault_server, gateway_env, node_server, python_server, run_cli, write_config
 
+from nexus_gateway.cache import RegistryCache
+
 
 def run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
     return run_cli(*args, cache=cache, timeout=120)
@@ -244,7 +246,8 @@ def test_cache_shows_what_is_stale_and_prune_removes_only_that(tmp_path: Path) -
     cache = tmp_path / "cache"
     assert run("tools", "--config", str(config), cache=cache).returncode == 0  # ingests: entries, server list
     tools = cache / "tools"
-    listed = json.loads((cache / "servers" / "time.json").read_text().partition("\n")[2])["keys"]
+    listed = RegistryCache(cache).load_server("time")
+    assert listed
     live, gone = listed[0], "0" * 64
     old_prefix, new_prefix = (
         tools / "system-prefix.aaaaaaaaaaaa-11111111-r.atb",
