@@ -25,6 +25,7 @@ Server lists, calibrations, the journal, pins and stored logins are never stale 
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Iterable
@@ -33,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from .cache import RegistryCache
+
+logger = logging.getLogger(__name__)
 
 _KEY = r"(?P<key>[0-9a-f]{64})"
 _BLOCK_TAG = r"(?P<model>[0-9a-f]{12})-(?P<anchor>[0-9a-f]{8})-(?P<layout>[rt])"  # block_store.SchemaBlocks.tag
@@ -101,12 +104,17 @@ def totals_by_kind(files: Iterable[CachedFile]) -> dict[str, KindTotals]:
 
 
 def remove(files: Iterable[CachedFile]) -> tuple[int, int]:
-    """Delete the stale ones; returns (files, bytes) removed. A file already gone counts as removed."""
+    """Delete the stale ones; returns (files, bytes) removed. A file already gone counts as removed; one
+    that cannot be deleted (another user's, a read-only folder) is named in a warning and kept."""
     count = freed = 0
     for cached in files:
         if cached.stale is None:
             continue
-        cached.path.unlink(missing_ok=True)
+        try:
+            cached.path.unlink(missing_ok=True)
+        except OSError as exc:
+            logger.warning("cannot remove %s: %s", cached.path, exc.strerror or exc)
+            continue
         count, freed = count + 1, freed + cached.disk_bytes
     return count, freed
 

@@ -288,8 +288,13 @@ def test_cache_shows_what_is_stale_and_prune_removes_only_that(tmp_path: Path) -
     assert f"{len(expected)} stale files" in table.stdout and "nexus-gateway cache --prune" in table.stdout
     assert "1 IR block: an earlier rendering of the IR" in table.stdout
 
+    stuck = tools / f"{'1' * 64}.0123456789ab.vec"  # stale by name, but a folder: no unlink removes it
+    (stuck / "inside").mkdir(parents=True)
     pruned = run("cache", "--config", str(config), "--prune", cache=cache)
     assert pruned.returncode == 0 and f"removed {len(expected)} stale files" in pruned.stdout, pruned.stderr
-    assert {p.name for p in tools.iterdir()} == before - set(expected)
+    assert f"cannot remove {stuck}" in pruned.stderr and "Traceback" not in pruned.stderr  # named, kept, no traceback
+    assert {p.name for p in tools.iterdir()} == before - set(expected) | {stuck.name}
+    (stuck / "inside").rmdir()
+    stuck.rmdir()
     again = run("cache", "--config", str(config), cache=cache)
     assert "nothing stale" in again.stdout
