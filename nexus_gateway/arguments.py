@@ -26,7 +26,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .decoding import SchemaDecoder, Vocabulary
+from .decoding import SchemaDecoder, Vocabulary, a_file_for_a_folder
 from .engine import ContextOverflow, GenerationBackend
 from .grounding import ground
 from .ir import compressed_ir
@@ -332,7 +332,12 @@ class ArgumentGenerator:
         if given:
             stated = {value for _, value in entities} | set(quoted)
             stated |= {w for w in (w.strip(".,;:!?()'\"") for w in intent.split()) if re.search(r"[/\\~]", w)}
-            overridden = [k for k in given if k in arguments and str(arguments[k]) not in stated]
+            # "what did I change in a.txt" states a file, not the repository a git tool's repo_path wants
+            overridden = [
+                k
+                for k in given
+                if k in arguments and (str(arguments[k]) not in stated or a_file_for_a_folder(k, str(arguments[k])))
+            ]
             arguments = {k: v for k, v in arguments.items() if k not in overridden}
             dropped = [*dropped, *overridden]
         required = [k for k in required_here if k not in arguments]

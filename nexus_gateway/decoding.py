@@ -631,9 +631,15 @@ def could_hold(kind: str, name: str, prop: dict[str, Any], entity: str = "") -> 
     if kind == "branch":  # ``branch``, ``base``, ``ref``, or a key whose description says it takes one
         said = _BRANCH_KEY.search(name) or "branch" in str(prop.get("description", "")).lower()
         return shape == "string" and "enum" not in prop and bool(said) and not _NOT_A_BRANCH_KEY.search(name)
-    if _HAS_EXTENSION.search(entity) and _NOT_A_FILE_KEY.search(name):
+    if a_file_for_a_folder(name, entity):
         return False
     return shape == "string" and names_a_path(name)
+
+
+def a_file_for_a_folder(key: str, value: str) -> bool:
+    """A file name (``a.txt``, ``src/app.py``) as the value of a repository's or folder's key (``repo_path``,
+    ``directory``); a bare repository (``proj.git``) is none."""
+    return bool(_HAS_EXTENSION.search(value)) and not value.endswith(".git") and bool(_NOT_A_FILE_KEY.search(key))
 
 
 def _leaves(value: Any) -> list[Any]:

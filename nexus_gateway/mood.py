@@ -18,12 +18,12 @@ from typing import Any
 READ, WRITE = 1.0, 0.0
 
 # Verbs that only ever mean a change, wherever they stand.
-_WRITE_VERB = re.compile(
-    r"\b(create|post|assign|unassign|close|reopen|merge|delete|remove|update|change|edit|rename|fork|"
+_CHANGE_VERBS = (
+    r"(create|post|assign|unassign|close|reopen|merge|delete|remove|update|change|edit|rename|fork|"
     r"unstar|approve|submit|trigger|rerun|re-run|cancel|wipe|dismiss|lock|unlock|transfer|invite|"
-    r"subscribe|unsubscribe|enable|disable|resolve|upload|archive|unpin)\b",
-    re.I,
+    r"subscribe|unsubscribe|enable|disable|resolve|upload|archive|unpin)\b"
 )
+_WRITE_VERB = re.compile(rf"\b{_CHANGE_VERBS}", re.I)
 # "add" changes something when it has a destination or an article ("add fatima as a reviewer", "add a
 # label"), and computes when it has neither ("add two numbers").
 _ADD_SOMETHING = re.compile(
@@ -37,6 +37,10 @@ _CLAUSE_WRITE_VERB = re.compile(
     r"stop|pin|kick|ping|commit|stage|unstage|forget)\b",
     re.I,
 )
+# A change asked about after "did": "what did I change since the last commit", "when did we last update
+# the README", "did anyone close #12?" report a past change, so they read. The verb, not the sentence, is
+# taken out: "why did you close it? reopen it" still writes.
+_PAST_CHANGE = re.compile(rf"\bdid(?:n't|\s+not)?\s+(?:[\w'-]+\s+){{1,3}}?{_CHANGE_VERBS}", re.I)
 _OPEN_SOMETHING_NEW = re.compile(r"\bopen\s+(?:a|an|new|up\s+a)\b", re.I)
 # "... so I can resolve them later": what the user will do next, not what this call is.
 _PURPOSE_CLAUSE = re.compile(r"\bso(?:\s+that)?\s+(?:i|we|they|you)\s+can\b[^.!?;]*", re.I)
@@ -63,7 +67,7 @@ _WRITE_NAME = re.compile(
 
 def request_mood(text: str) -> float | None:
     """``READ``, ``WRITE`` or ``None`` (unsure) for a natural-language request."""
-    text = _PURPOSE_CLAUSE.sub(" ", text)
+    text = _PAST_CHANGE.sub(" ", _PURPOSE_CLAUSE.sub(" ", text))
     if any(p.search(text) for p in (_OPEN_SOMETHING_NEW, _ADD_SOMETHING, _WRITE_VERB, _CLAUSE_WRITE_VERB)):
         return WRITE
     if _READ_CUE.search(text):

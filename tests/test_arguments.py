@@ -1199,6 +1199,11 @@ def test_a_key_the_gateway_fills_in_is_neither_forced_nor_missing(generator: Arg
     assert "repo_path" not in vague.arguments, vague.trace()
     other = generator.generate(*git_log, "show the commits of ~/src/acme/api", given={"repo_path"})
     assert other.arguments.get("repo_path") == "~/src/acme/api", other.trace()
+    # a file the request names is no repository: the model's repo_path "a.txt" yields to the default
+    diff = next(t for t in REGISTRY if t["name"] == "git_diff_unstaged")
+    args = ("git_diff_unstaged", diff["inputSchema"], diff["description"], "what did I change in a.txt?")
+    filed = generator.generate(*args, given={"repo_path"})
+    assert filed.raw.get("repo_path") == "a.txt" and "repo_path" not in filed.arguments, filed.trace()
 
 
 def test_a_request_too_long_for_the_context_fails_at_once_and_keeps_the_prefix_warm(

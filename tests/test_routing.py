@@ -565,6 +565,10 @@ def test_read_or_write_mood_of_requests_and_tools() -> None:
     assert request_mood("Let the reporter of issue 19 know we can't reproduce it") == WRITE
     assert request_mood("commit the staged changes with message 'fix typo'") == WRITE
     assert request_mood("which commit broke the build?") == READ  # "commit" as a noun
+    # a change asked about after "did" happened already: looking it up reads
+    assert request_mood("what did I change in a.txt since the last commit") == READ
+    assert request_mood("when did we last update the README?") == READ
+    assert request_mood("why did you close issue 5? reopen it") == WRITE  # the second sentence still writes
     assert tool_mood("list_issues", None) == READ and tool_mood("issue_read", None) == READ
     assert tool_mood("get-sum", None) == READ and tool_mood("createIssue", None) == WRITE
     assert tool_mood("git_status", None) is None and tool_mood("sub_issue_write", {}) == WRITE
