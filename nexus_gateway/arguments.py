@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .decoding import SchemaDecoder, Vocabulary, a_file_for_a_folder
 from .engine import ContextOverflow, GenerationBackend
-from .grounding import ground
+from .grounding import ground, said_once_used_once
 from .ir import compressed_ir
 from .mentions import (
     free_text_keys,
@@ -326,6 +326,8 @@ class ArgumentGenerator:
         sources = intent + "\n" + (earlier.sources() if earlier else "")
         arguments, dropped = ground(raw, schema, sources)
         arguments = place_stated(arguments, schema, intent, name, earlier)
+        arguments, repeated = said_once_used_once(arguments, sources)
+        dropped = [*dropped, *repeated]
         # A configured default (``given``) yields only to a value the request states as one: a path, a
         # number, a branch or quoted text. "remember that Alice works at Acme", routed to a git tool,
         # must not send repo_path "Acme" past the repository the user configured.

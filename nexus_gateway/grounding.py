@@ -62,6 +62,8 @@ _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}
 # A time of day as requests say it ("9:30", "9am", "3 p.m.", "17:05") and as schemas want it ("09:30").
 _SAID_TIME = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])", re.I)
 _CLOCK_VALUE = re.compile(r"^(\d{1,2}):(\d{2})(?::00)?$")
+# "the current directory", "this folder", "the working dir", "cwd": the path ``.`` by every shell's convention
+_HERE = re.compile(r"\b(?:current|working|present|this)\s+(?:working\s+)?(?:directory|folder|dir)\b|\b(?:cwd|pwd)\b")
 # A key that holds a time zone: its name or description says so.
 _ZONE_KEY = re.compile(r"time ?zone|\btz\b|iana", re.I)
 PLACEHOLDER = re.compile(
@@ -191,7 +193,7 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         # ``docs/folder``) or a possessive (``my-blog``) are not. A path is never re-spelled: "the top
         # level of psf/requests" names no ``top-level`` file
         if "path" in name.lower():
-            return False
+            return value.strip() in (".", "./") and bool(_HERE.search(sources.text))
         run = _run_tokens(value)
         return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
     return True
@@ -365,9 +367,10 @@ def _first_use(value: Any, sources: _Sources, used: dict[str, int]) -> bool:
 
 
 def tidy(value: Any, name: str) -> Any:
-    """Trailing sentence punctuation is not part of an identifier (``ivan-p.`` → ``ivan-p``)."""
+    """Trailing sentence punctuation is not part of an identifier (``ivan-p.`` → ``ivan-p``); a value that
+    is nothing else (the path ``.``) is kept whole."""
     if isinstance(value, str) and not FREE_TEXT.search(name.lower()):
-        return value.rstrip(".,;:!?")
+        return value.rstrip(".,;:!?") or value
     if isinstance(value, list):
         return [tidy(v, name) for v in value]
     return value
@@ -456,3 +459,28 @@ ACCOUNT_NAME = re.compile(r"[\w.-]+(?:/[\w.-]+)*")
 def _unasked_prose(value: Any, key: str, named: set[str], sources: _Sources) -> bool:
     """Prose for an optional key that the request neither quotes nor asks for by the key's name."""
     return isinstance(value, str) and bool(PROSE.search(key.lower())) and key not in named and not sources.quotes(value)
+
+
+def said_once_used_once(arguments: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
+    """A name, path or pattern the request states once fills one argument, as a number does: the 0.5B
+    model copies a search's ``pattern: "*.py"`` into ``excludePatterns`` too, which would exclude every
+    match. The first key keeps it. Run after placement, so that a value the model put under the wrong
+    key first (``repo: "main"``, moved away by ``place_stated``) does not claim it. Free text may repeat
+    what another argument says (a title inside a body), and an empty list stays."""
+    said = _normal(text)
+    used: Counter[str] = Counter()
+
+    def first_use(value: Any, key: str) -> bool:
+        if not isinstance(value, str) or value.isdigit() or FREE_TEXT.search(key.lower()):
+            return True
+        used[normal := _normal(value)] += 1
+        return used[normal] <= max(said.count(normal), 1)
+
+    # a key of one value claims it before a list does: a list the model over-filled (``parties: [John,
+    # Alice, California]``) loses the place to ``location: California``
+    kept_scalars = {k for k, v in arguments.items() if not isinstance(v, list) and first_use(v, k)}
+    lists = {k: [v for v in value if first_use(v, k)] for k, value in arguments.items() if isinstance(value, list)}
+    kept = {
+        k: lists.get(k, v) for k, v in arguments.items() if k in kept_scalars or (k in lists and (lists[k] or not v))
+    }
+    return kept, [k for k in arguments if k not in kept]

@@ -30,7 +30,7 @@ from nexus_gateway.decoding import _value_end, schema_grammar
 from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
-from nexus_gateway.grounding import ground
+from nexus_gateway.grounding import ground, said_once_used_once
 from nexus_gateway.ir import choice_ir, compressed_ir
 from nexus_gateway.mentions import (
     branch_roles,
@@ -179,6 +179,27 @@ def test_grounding_drops_what_the_request_does_not_say() -> None:
     labels = {"properties": {"labels": {"type": "array", "items": {"type": "string"}}}}
     kept, _ = ground({"labels": ["bug", "label"]}, labels, "show me the bug-labelled issues")
     assert kept == {"labels": ["bug"]}  # the key's own name is no value of it
+
+
+def test_a_value_said_once_fills_one_argument_and_the_current_directory_is_dot() -> None:
+    """The 0.5B model copied a search's pattern into its exclusions (which would exclude every match), and
+    "the current directory" was dropped as a path nobody stated, so the gateway asked for it."""
+    search = {
+        "properties": {"path": {}, "pattern": {}, "excludePatterns": {"type": "array", "items": {}}},
+        "required": ["path", "pattern"],
+    }
+    raw = {"path": ".", "pattern": "*.py", "excludePatterns": ["*.py"]}
+    request = "search for *.py files in the current folder"
+    assert ground(raw, search, request) == (raw, [])
+    kept, dropped = said_once_used_once(raw, request)
+    assert kept == {"path": ".", "pattern": "*.py"} and dropped == ["excludePatterns"]
+    request = "find *.py files in the cwd, leaving out tests/*.py"
+    assert said_once_used_once(raw, request) == (raw, [])  # said twice, used twice
+    title = {"title": "fix login", "body": "fix login", "branch": "fix-login"}
+    assert said_once_used_once(title, "open a PR 'fix login' from fix-login") == (title, [])  # free text repeats
+    kept, dropped = ground({"path": "."}, search, "what's in the docs folder")
+    assert kept == {} and dropped == ["path"]  # no folder of the request is "."
+    assert ground({"path": "."}, search, "list what is in this directory") == ({"path": "."}, [])
 
 
 def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
@@ -1204,6 +1225,15 @@ def test_a_key_the_gateway_fills_in_is_neither_forced_nor_missing(generator: Arg
     args = ("git_diff_unstaged", diff["inputSchema"], diff["description"], "what did I change in a.txt?")
     filed = generator.generate(*args, given={"repo_path"})
     assert filed.raw.get("repo_path") == "a.txt" and "repo_path" not in filed.arguments, filed.trace()
+
+
+def test_a_search_in_the_current_folder_searches_dot_and_excludes_nothing(generator: ArgumentGenerator) -> None:
+    """The model writes ``path: "."`` for "the current folder" (kept: that is what it means) and copies the
+    pattern into ``excludePatterns`` (dropped: it would exclude every match)."""
+    tool = next(t for t in REGISTRY if t["name"] == "search_files")
+    request = "search for *.py files in the current folder"
+    found = generator.generate("search_files", tool["inputSchema"], tool["description"], request)
+    assert found.arguments == {"path": ".", "pattern": "*.py"}, found.trace()
 
 
 def test_a_request_too_long_for_the_context_fails_at_once_and_keeps_the_prefix_warm(
