@@ -64,6 +64,13 @@ _SAID_TIME = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m
 _CLOCK_VALUE = re.compile(r"^(\d{1,2}):(\d{2})(?::00)?$")
 # "the current directory", "this folder", "the working dir", "cwd": the path ``.`` by every shell's convention
 _HERE = re.compile(r"\b(?:current|working|present|this)\s+(?:working\s+)?(?:directory|folder|dir)\b|\b(?:cwd|pwd)\b")
+# A description's sentence that names the value to use when the user gives none
+_FALLBACK = re.compile(
+    r"\bif (?:no|not|none|omitted|unspecified|missing)\b|\bwhen (?:no|not|omitted)\b"
+    r"|\bby default\b|\bdefaults? (?:to|is)\b",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 # A key that holds a time zone: its name or description says so.
 _ZONE_KEY = re.compile(r"time ?zone|\btz\b|iana", re.I)
 PLACEHOLDER = re.compile(
@@ -164,6 +171,8 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
     if isinstance(value, str):
         if not value.strip() or value.strip().lower() in PRONOUNS or _placeholder(value, sources):
             return False
+        if required and described_fallback(value, prop):
+            return True
         if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
             said = (
                 bool((_words(value) - STOPWORDS) & sources.value_words)
@@ -197,6 +206,16 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         run = _run_tokens(value)
         return bool(run) and run[0] not in PRONOUNS and sources.states_run(run)
     return True
+
+
+def described_fallback(value: str, prop: dict[str, Any]) -> bool:
+    """The key's description names this value as the one to use when the user gives none: the time
+    server's ``timezone`` says "Use 'UTC' as local timezone if no timezone provided by the user", so "what
+    time is it" is answered in the server's local zone instead of asking for one."""
+    for sentence in _SENTENCE_END.split(str(prop.get("description", ""))):
+        if _FALLBACK.search(sentence) and any(f"{q}{value}{q}" in sentence for q in "'\"`"):
+            return True
+    return False
 
 
 def _placeholder(value: Any, sources: _Sources) -> bool:

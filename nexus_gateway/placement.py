@@ -248,10 +248,18 @@ def cued_numbers(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     stated = Counter(number for number, _ in cues)
     # how well each key fits each number: the words the cue says, then the fewest it does not ("page" is
     # ``page`` before ``perPage``)
+    # a cue word the key's description says counts half: "the first 5 lines" is ``head`` ("returns only
+    # the first N lines"), not ``tail``
+    described = {key: set(tokenize(str(raw.get("description", "")))) for key, raw in properties(schema) if key in keys}
     fit: dict[str, dict[str, float]] = {}
+    cue_words: dict[str, set[str]] = {}
     for number, said in cues:
+        cue_words.setdefault(number, set()).update(said)
         fits = {
-            key: len(said & words) + ("#" in said and "number" in words) - len(words - said) / 100
+            key: len(said & words)
+            + len(said & (described[key] - words)) / 2
+            + ("#" in said and "number" in words)
+            - len(words - said) / 100
             for key, (words, _) in keys.items()
         }
         fit[number] = {key: max(value, fit.get(number, {}).get(key, value)) for key, value in fits.items()}
@@ -259,11 +267,14 @@ def cued_numbers(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     for number, fits in fit.items():
         ranked = sorted(fits.values(), reverse=True)
         best = [key for key, value in fits.items() if value == ranked[0]]
-        if ranked[0] >= 0.5 and len(best) == 1:
+        if ranked[0] > 0.4 and len(best) == 1:  # a word of its name, or one of its description
             wanted.setdefault(best[0], []).append(number)
     placed = dict(arguments)
     elsewhere = {n for numbers in wanted.values() for n in numbers}
     for key, numbers in wanted.items():
+        # a number its name's words cue comes before one only its description's do: "…/pull/318#discussion_
+        # r1650022311" gives ``comment_id`` (described as a "pull request review comment") the anchor's id
+        numbers = [n for n in numbers if keys[key][0] & cue_words[n]] or numbers
         number = numbers[0]
         current = arguments.get(key)
         if len(numbers) > 1 or str(current) == number:

@@ -25,7 +25,7 @@ from conftest import (
 from mcp import ClientSession
 from mcp.types import CallToolResult
 
-from nexus_gateway.arguments import ArgumentGenerator
+from nexus_gateway.arguments import ArgumentGenerator, Generation
 from nexus_gateway.decoding import _value_end, schema_grammar
 from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
@@ -244,6 +244,21 @@ def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
     said = {"source_timezone": "Lisbon", "time": "9:30 am", "target_timezone": "Europe/Berlin"}
     kept, _ = ground(said, convert, "convert 9:30 am Lisbon time to Berlin")
     assert kept == {"source_timezone": "Europe/Lisbon", "time": "09:30", "target_timezone": "Europe/Berlin"}
+    # a required zone the description names for when the user gives none is the server's local zone
+    local = {
+        "properties": {
+            "timezone": {
+                "type": "string",
+                "description": "IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local "
+                "timezone if no timezone provided by the user.",
+            }
+        },
+        "required": ["timezone"],
+    }
+    assert ground({"timezone": "UTC"}, local, "what time is it") == ({"timezone": "UTC"}, [])
+    assert ground({"timezone": "Europe/London"}, local, "what time is it") == ({}, ["timezone"])  # an example
+    optional = {"properties": local["properties"]}
+    assert ground({"timezone": "UTC"}, optional, "what time is it") == ({}, ["timezone"])  # the server's own
     # a zone the request does not place and a bare number are not stated: asked for, not invented
     kept, dropped = ground(raw, convert, "convert issue 3 to another zone")
     assert kept == {} and set(dropped) == set(raw)
@@ -822,6 +837,17 @@ def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
     assert cued_numbers({"comment_id": 318}, react, link) == {"comment_id": 1650022311}
     ids = {"properties": {"notificationID": {"type": "string"}}}
     assert cued_numbers({}, ids, "mark notification id 1234 as read") == {"notificationID": "1234"}
+    # a cue word of the key's description counts, after those of key names: "first" is ``head``'s
+    lines = {
+        "properties": {
+            "tail": {"type": "number", "description": "If provided, returns only the last N lines of the file"},
+            "head": {"type": "number", "description": "If provided, returns only the first N lines of the file"},
+        }
+    }
+    assert cued_numbers({"tail": 5}, lines, "show the first 5 lines of notes.txt") == {"head": 5}
+    assert cued_numbers({"head": 5}, lines, "show the last 5 lines of notes.txt") == {"tail": 5}
+    described = {"properties": {"comment_id": {"type": "number", "description": "The pull request comment"}}}
+    assert cued_numbers({"comment_id": 318}, described, link) == {"comment_id": 1650022311}
 
 
 def test_a_pull_requests_branches_follow_from_and_into() -> None:
@@ -1227,13 +1253,23 @@ def test_a_key_the_gateway_fills_in_is_neither_forced_nor_missing(generator: Arg
     assert filed.raw.get("repo_path") == "a.txt" and "repo_path" not in filed.arguments, filed.trace()
 
 
-def test_a_search_in_the_current_folder_searches_dot_and_excludes_nothing(generator: ArgumentGenerator) -> None:
-    """The model writes ``path: "."`` for "the current folder" (kept: that is what it means) and copies the
-    pattern into ``excludePatterns`` (dropped: it would exclude every match)."""
-    tool = next(t for t in REGISTRY if t["name"] == "search_files")
-    request = "search for *.py files in the current folder"
-    found = generator.generate("search_files", tool["inputSchema"], tool["description"], request)
+def test_everyday_requests_to_the_local_servers_get_what_they_mean(generator: ArgumentGenerator) -> None:
+    """Found by hand in front of the local servers. The model writes ``path: "."`` for "the current
+    folder" (kept: that is what it means) and copies the pattern into ``excludePatterns`` (dropped: it
+    would exclude every match); it writes ``tail: 5`` for "the first 5 lines" (``head`` is described as
+    the first N lines); and "what time is it" takes the zone the time server's description names for
+    when the user gives none, instead of asking for one."""
+
+    def generate(name: str, request: str) -> Generation:
+        tool = next(t for t in REGISTRY if t["name"] == name)
+        return generator.generate(name, tool["inputSchema"], tool["description"], request)
+
+    found = generate("search_files", "search for *.py files in the current folder")
     assert found.arguments == {"path": ".", "pattern": "*.py"}, found.trace()
+    first = generate("read_text_file", "show the first 5 lines of notes.txt")
+    assert first.arguments == {"path": "notes.txt", "head": 5}, first.trace()
+    now = generate("get_current_time", "what time is it")
+    assert now.arguments == {"timezone": "UTC"} and now.missing == [], now.trace()
 
 
 def test_a_request_too_long_for_the_context_fails_at_once_and_keeps_the_prefix_warm(
