@@ -442,6 +442,12 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
                 ]
                 if items:
                     kept[key] = items
+                elif in_list and key in required and not prop.get("minItems"):
+                    # a list item cannot be asked for part by part, and what the model invented for its
+                    # required list is gone: "create an entity Alice of type person" sends ``observations:
+                    # []``, not ``["Alice is a person."]`` and not nothing
+                    kept[key] = []
+                    dropped.extend([where] if item else [])
                 else:
                     dropped.append(where)
             elif in_list and (key in required or isinstance(item, bool)) and not _placeholder(item, sources):

@@ -362,6 +362,14 @@ def test_objects_inside_a_list_are_grounded_key_by_key() -> None:
     # a placeholder voids the item (a required key lost), and with its only item the list
     placeholder = {"files": [{"path": "strings.json", "content": "{content}"}]}
     assert ground(placeholder, files, typed) == ({}, ["files[0].content", "files"])
+    # an item's required list the request gives nothing for is empty, not invented and not lost
+    entity = {"properties": {"name": {}, "observations": {"type": "array", "items": {"type": "string"}}}}
+    entities = {
+        "properties": {"entities": {"type": "array", "items": {**entity, "required": ["name", "observations"]}}}
+    }
+    invented = {"entities": [{"name": "Alice", "observations": ["Alice is a person."]}]}
+    kept, dropped = ground(invented, entities, "create an entity named Alice of type person")
+    assert kept == {"entities": [{"name": "Alice", "observations": []}]} and dropped == ["entities[0].observations"]
 
 
 def test_a_branch_shaped_like_owner_repo_is_a_branch() -> None:
