@@ -64,6 +64,8 @@ _SAID_TIME = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m
 _CLOCK_VALUE = re.compile(r"^(\d{1,2}):(\d{2})(?::00)?$")
 # "the current directory", "this folder", "the working dir", "cwd": the path ``.`` by every shell's convention
 _HERE = re.compile(r"\b(?:current|working|present|this)\s+(?:working\s+)?(?:directory|folder|dir)\b|\b(?:cwd|pwd)\b")
+# "the last commit", "the latest commit": git's ``HEAD``
+_LAST_COMMIT = re.compile(r"\b(?:last|latest|most recent|newest|current)\s+commit\b")
 # A description's sentence that names the value to use when the user gives none
 _FALLBACK = re.compile(
     r"\bif (?:no|not|none|omitted|unspecified|missing)\b|\bwhen (?:no|not|omitted)\b"
@@ -192,6 +194,8 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
             # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
             return value[:4] in sources.numbers
         if _normalised_time(value, sources) or (_holds_zone(name, prop) and _normalised_zone(value, sources)):
+            return True
+        if value == "HEAD" and _LAST_COMMIT.search(sources.text):
             return True
         if FREE_TEXT.search(name.lower()):
             words = _words(value)

@@ -181,7 +181,7 @@ def test_grounding_drops_what_the_request_does_not_say() -> None:
     assert kept == {"labels": ["bug"]}  # the key's own name is no value of it
 
 
-def test_a_value_said_once_fills_one_argument_and_the_current_directory_is_dot() -> None:
+def test_a_value_said_once_fills_one_argument_the_current_directory_is_dot_the_last_commit_head() -> None:
     """The 0.5B model copied a search's pattern into its exclusions (which would exclude every match), and
     "the current directory" was dropped as a path nobody stated, so the gateway asked for it."""
     search = {
@@ -200,6 +200,9 @@ def test_a_value_said_once_fills_one_argument_and_the_current_directory_is_dot()
     kept, dropped = ground({"path": "."}, search, "what's in the docs folder")
     assert kept == {} and dropped == ["path"]  # no folder of the request is "."
     assert ground({"path": "."}, search, "list what is in this directory") == ({"path": "."}, [])
+    show = {"properties": {"revision": {"type": "string"}}, "required": ["revision"]}
+    assert ground({"revision": "HEAD"}, show, "show the last commit") == ({"revision": "HEAD"}, [])
+    assert ground({"revision": "HEAD"}, show, "show the commit that added the logo") == ({}, ["revision"])
 
 
 def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
