@@ -107,9 +107,21 @@ async def _call_intent(
                 "candidates": [{"tool": h.entry.id, "signature": h.entry.signature} for h in hits],
             }
         )
+    unsure = result.abstained or result.chosen is None or result.margin < gateway.routing.calibration.tau
+    elided = window.elided_request(intent) if unsure else None
+    if elided is not None:
+        # the follow-up alone fits no tool surely; with the requests before it, it may fit their tool
+        joined = await gateway.route(elided, given=argument_slots(arguments), carried=carried)
+        fits = joined is not None and joined.chosen is not None and not joined.abstained
+        if joined is not None and fits and gateway.describe(str(joined.chosen)).name == window.last_tool():
+            result = joined
+        else:
+            elided = None
     trace = result.trace()
     if carried:
         trace["carried"] = sorted(carried)
+    if elided is not None:
+        trace["routed_as"] = elided
     if not result.candidates:
         return IntentOutcome(report={"status": "no_tools", "message": no_tools_message(gateway), "trace": trace})
     if result.abstained or result.chosen is None:
@@ -129,7 +141,8 @@ async def _call_intent(
         with anyio.move_on_after(MODEL_WAIT_S):
             await gateway.generation.wait_settled()
     tau = gateway.routing.calibration.tau
-    if arguments is None and result.margin < gateway.judge_margin and gateway.generation.ready:
+    # a follow-up routed with the requests before it goes on with their tool; the judge would read it alone
+    if arguments is None and elided is None and result.margin < gateway.judge_margin and gateway.generation.ready:
         close = [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]]
         try:
             entry, judge_ms = await gateway.generation.choose(close, intent)

@@ -286,6 +286,11 @@ def refers_back(intent: str) -> bool:
     return bool(REFERRING & set(_WORD.findall(intent.lower())))
 
 
+# "and in Tokyo?", "what about docs?", "same for main": the operation is the last turn's
+_ELLIPSIS = re.compile(r"\s*(?:and|what about|how about|same for|now for|also for)\b", re.IGNORECASE)
+ELLIPSIS_WORDS = 6
+
+
 def _call_text(tool: str, arguments: dict[str, Any]) -> str:
     body = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
     return f"{tool}({body})"
@@ -327,6 +332,24 @@ class SessionWindow:
         if not self.turns or not refers_back(intent) or query_slots(intent):
             return frozenset()
         return frozenset().union(*(query_slots(turn.intent) for turn in self.turns))
+
+    def last_tool(self) -> str | None:
+        """The name of the tool the session called last."""
+        return self.turns[-1].tool if self.turns else None
+
+    def elided_request(self, intent: str) -> str | None:
+        """A short follow-up that leaves its operation out ("and in Tokyo?" after "what time is it in
+        Berlin") joined to the requests before it, back to the one that says the operation, for routing
+        when the follow-up alone fits no tool; None when the intent is no such follow-up or the session is
+        new."""
+        if not self.turns or not _ELLIPSIS.match(intent) or len(intent.split()) > ELLIPSIS_WORDS:
+            return None
+        said = [intent]
+        for turn in reversed(self.turns):  # back to the request that said the operation
+            said.insert(0, turn.intent.rstrip(" .?!"))
+            if not _ELLIPSIS.match(turn.intent):
+                break
+        return ". ".join(said)
 
     def add(self, intent: str, tool: str, arguments: dict[str, Any], result: Any) -> None:
         parsed = _parsed(result)

@@ -488,6 +488,20 @@ def test_surrogate_keeps_what_tells_list_items_apart() -> None:
     )
 
 
+def test_a_follow_up_that_leaves_its_operation_out_is_joined_to_the_request_that_said_it() -> None:
+    """ "and in Tokyo?" alone fits no tool; routed with the requests back to the one that says the
+    operation, it fits the tool the session just used (``routed_call`` keeps that route only then)."""
+    window = SessionWindow()
+    assert window.elided_request("and in Tokyo?") is None  # a new session has nothing to join
+    window.add("what time is it in Berlin?", "get_current_time", {"timezone": "Europe/Berlin"}, "{}")
+    assert window.elided_request("and in Tokyo?") == "what time is it in Berlin. and in Tokyo?"
+    window.add("and in Tokyo?", "get_current_time", {"timezone": "Asia/Tokyo"}, "{}")
+    joined = "what time is it in Berlin. and in Tokyo. What about London?"
+    assert window.elided_request("What about London?") == joined and window.last_tool() == "get_current_time"
+    assert window.elided_request("close the issue") is None  # it says its own operation
+    assert window.elided_request("and then list every file of the repository, biggest first") is None  # long
+
+
 def test_a_request_that_singles_out_a_record_sees_only_that_record() -> None:
     runs = {
         "workflow_runs": [
