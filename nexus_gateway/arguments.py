@@ -179,7 +179,7 @@ class Generation:
     def trace(self) -> dict[str, Any]:
         return {
             "arguments": self.arguments,
-            "dropped": {name: self.raw.get(name.split(".")[0]) for name in self.dropped},
+            "dropped": {name: self.raw.get(re.split(r"[.\[]", name)[0]) for name in self.dropped},
             "missing": self.missing,
             "prompt_tokens": self.prompt_tokens,
             "computed_tokens": self.computed_tokens,

@@ -247,9 +247,8 @@ def cued_numbers(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     cues = number_cues(intent)
     stated = Counter(number for number, _ in cues)
     # how well each key fits each number: the words the cue says, then the fewest it does not ("page" is
-    # ``page`` before ``perPage``)
-    # a cue word the key's description says counts half: "the first 5 lines" is ``head`` ("returns only
-    # the first N lines"), not ``tail``
+    # ``page`` before ``perPage``); a cue word the key's description says counts half ("the first 5
+    # lines" is ``head``, "returns only the first N lines", not ``tail``)
     described = {key: set(tokenize(str(raw.get("description", "")))) for key, raw in properties(schema) if key in keys}
     fit: dict[str, dict[str, float]] = {}
     cue_words: dict[str, set[str]] = {}

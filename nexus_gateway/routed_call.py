@@ -112,11 +112,12 @@ async def _call_intent(
     if elided is not None:
         # the follow-up alone fits no tool surely; with the requests before it, it may fit their tool
         joined = await gateway.route(elided, given=argument_slots(arguments), carried=carried)
-        fits = joined is not None and joined.chosen is not None and not joined.abstained
-        if joined is not None and fits and gateway.describe(str(joined.chosen)).name == window.last_tool():
-            result = joined
-        else:
+        if joined is None or joined.abstained or joined.chosen is None:
             elided = None
+        elif gateway.describe(joined.chosen).name != window.last_tool():
+            elided = None  # another tool: the follow-up may ask for something else after all
+        else:
+            result = joined
     trace = result.trace()
     if carried:
         trace["carried"] = sorted(carried)
