@@ -107,7 +107,8 @@ async def _call_intent(
                 "candidates": [{"tool": h.entry.id, "signature": h.entry.signature} for h in hits],
             }
         )
-    unsure = result.abstained or result.chosen is None or result.margin < gateway.routing.calibration.tau
+    tau = gateway.routing.calibration.tau
+    unsure = result.abstained or result.chosen is None or result.margin < tau
     elided = window.elided_request(intent) if unsure else None
     if elided is not None:
         # the follow-up alone fits no tool surely; with the requests before it, it may fit their tool
@@ -141,7 +142,6 @@ async def _call_intent(
     if arguments is None and not gateway.generation.ready and gateway.generation.error is None:
         with anyio.move_on_after(MODEL_WAIT_S):
             await gateway.generation.wait_settled()
-    tau = gateway.routing.calibration.tau
     # a follow-up routed with the requests before it goes on with their tool; the judge would read it alone
     if arguments is None and elided is None and result.margin < gateway.judge_margin and gateway.generation.ready:
         close = [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]]
