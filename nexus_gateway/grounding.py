@@ -316,13 +316,17 @@ def as_time_zone(value: Any, key: str, prop: dict[str, Any]) -> Any:
     return _zones_by_place().get(_normal(value), value)
 
 
-def as_clock_time(value: Any, prop: dict[str, Any]) -> Any:
+def as_clock_time(value: Any, prop: dict[str, Any], sources: _Sources) -> Any:
     """A time copied as said ("3pm", "9:30 am") becomes ``15:00`` / ``09:30`` when the key asks for
-    ``HH:MM``."""
+    ``HH:MM``; and one the model wrote on the wrong half of the day (``05:00`` for "5pm", which grounding
+    would drop, so the call asked for its time) becomes the one time the request says on that clock face."""
     if not isinstance(value, str) or "HH:MM" not in str(prop.get("description", "")):
         return value
     match = _SAID_TIME.fullmatch(value.strip())
     said = _clock(match) if match else None
+    if said is not None and said not in sources.times:
+        face = [t for t in sources.times if (t[0] % 12, t[1]) == (said[0] % 12, said[1])]
+        said = face[0] if len(face) == 1 else said
     return value if said is None else f"{said[0]:02d}:{said[1]:02d}"
 
 
@@ -419,7 +423,9 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
         kept: dict[str, Any] = {}
         for key, item in value.items():
             prop = _resolve(props.get(key) or {}, schema)
-            item = as_fraction(as_clock_time(as_time_zone(tidy(item, key), key, prop), prop), key, prop, sources)
+            item = as_fraction(
+                as_clock_time(as_time_zone(tidy(item, key), key, prop), prop, sources), key, prop, sources
+            )
             where = f"{path}{key}"
             if isinstance(item, dict):
                 inner = walk(item, prop, where + ".")
