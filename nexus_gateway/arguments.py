@@ -18,6 +18,8 @@ grammar cannot do:
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -175,6 +177,7 @@ class Generation:
     decodes: int = 0  # batches the arguments took (each chosen token alone, or with what rode along)
     schema_placement: dict[str, Any] | None = None  # full-schema mode: spliced or prefilled, and why
     fallback_from: list[str] | None = None  # schema "auto": what the signature left unresolved
+    from_last_call: list[str] = field(default_factory=list)  # an elided follow-up's keys kept from the last call
 
     def trace(self) -> dict[str, Any]:
         return {
@@ -193,6 +196,7 @@ class Generation:
             "ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             **({"schema": self.schema_placement} if self.schema_placement else {}),
             **({"auto_full_schema_after": self.fallback_from} if self.fallback_from else {}),
+            **({"from_last_call": self.from_last_call} if self.from_last_call else {}),
         }
 
 
@@ -262,15 +266,59 @@ class ArgumentGenerator:
         from its block (:func:`tool_blocks`); without, the oracle prefills the schema every turn, and the
         IR goes through the prefix arena with the rest of the prompt. ``given``: keys the caller fills in
         when the call leaves them out (``nexus.defaults``); the model may write them, is not made to, and
-        they are not missing."""
+        they are not missing.
+
+        Values may come from earlier turns only when the request points back at them (grounding), so
+        only such a request is shown them: after "what time is it in Tokyo" the 0.5B model wrote
+        Asia/Tokyo into "convert 9am London time to New York" as its source, and that call became a
+        question (docs/arguments.md, session 41). An elided follow-up ("and in Berlin?") is read alone,
+        then goes on with the last call where it says nothing; shown that call, the model repeated it.
+        Read alone it may say nothing the model can use ("what about 5pm?" became 15:00, not grounded),
+        and a repeat of an earlier call is never what it asks: then it is read with the earlier turns, and
+        if that repeats one too, the call asks for what the follow-up left unsaid."""
+        generate = functools.partial(
+            self._generate, name, schema, description, intent, full_schema=full_schema, block_key=block_key, given=given
+        )
+        pointing_back = window is not None and refers_back(intent)
+        carried = window.carried_call(intent, name) if window is not None and not pointing_back else {}
+        if not carried:
+            return generate(window if pointing_back else None)
+        assert window is not None  # carried comes from it
+        before = [_own(turn.arguments, given) for turn in window.turns if turn.tool == name]
+        alone = generate(None, carried)
+        if _own(alone.arguments, given) not in before:
+            return alone
+        shown = generate(window)
+        if _own(shown.arguments, given) not in before:
+            return shown
+        said = {k: v for k, v in alone.arguments.items() if k not in alone.from_last_call}  # ask for the rest
+        required = [k for k in (schema or {}).get("required") or [] if k not in given and k not in said]
+        return dataclasses.replace(alone, arguments=said, from_last_call=[], missing=required)
+
+    def _generate(
+        self,
+        name: str,
+        schema: dict[str, Any] | None,
+        description: str | None,
+        intent: str,
+        earlier: SessionWindow | None,
+        carried: dict[str, Any] | None = None,
+        *,
+        full_schema: bool,
+        block_key: str | None,
+        given: Collection[str],
+    ) -> Generation:
+        """One generation: ``earlier`` turns shown and a source of values, or none; ``carried`` fills what
+        the request leaves out."""
+        carried = carried or {}
         schema = schema or {"type": "object", "properties": {}}
         # the tool's text (and its compiled block) stays as the server wrote it; only the decoder relaxes
         required_here = [k for k in schema.get("required") or [] if k not in given]
         decoded_schema = {**schema, "required": required_here} if given and "required" in schema else schema
-        window_text = window.render(intent) if window else ""
+        window_text = earlier.render(intent) if earlier else ""
         timings: dict[str, float] = {}
         placement: SpliceReport | None = None
-        focus = None if full_schema else self._focus(intent, window)
+        focus = None if full_schema else self._focus(intent, earlier)
         if full_schema:
             tool_tokens = self.engine.tokenize(schema_text(name, schema, description))
         else:
@@ -320,14 +368,14 @@ class ArgumentGenerator:
             timings["decode"] = (time.perf_counter() - started) * 1000 - timings["prefill"]
             if decoder.stats.first_token_ms is not None:
                 timings["first_token"] = decoder.stats.first_token_ms
-        # Values may come from earlier turns only when the request points back at them: "write a new
-        # file saying hello" after reading shopping.txt must not overwrite shopping.txt.
-        earlier = window if window and refers_back(intent) else None
+        # "write a new file saying hello" after reading shopping.txt must not overwrite shopping.txt
         sources = intent + "\n" + (earlier.sources() if earlier else "")
         arguments, dropped = ground(raw, schema, sources)
         arguments = place_stated(arguments, schema, intent, name, earlier)
         arguments, repeated = said_once_used_once(arguments, sources)
         dropped = [*dropped, *repeated]
+        from_last_call = sorted(k for k in carried if k not in arguments and k not in given)
+        arguments = {**{k: carried[k] for k in from_last_call}, **arguments}
         # A configured default (``given``) yields only to a value the request states as one: a path, a
         # number, a branch or quoted text. "remember that Alice works at Acme", routed to a git tool,
         # must not send repo_path "Acme" past the repository the user configured.
@@ -356,4 +404,10 @@ class ArgumentGenerator:
             (decoder.stats.guessed, decoder.stats.kept),
             decodes,
             placement.trace() if placement else None,
+            from_last_call=from_last_call,
         )
+
+
+def _own(arguments: dict[str, Any], given: Collection[str]) -> dict[str, Any]:
+    """The arguments but the keys the gateway fills in itself (``nexus.defaults``)."""
+    return {k: v for k, v in arguments.items() if k not in given}

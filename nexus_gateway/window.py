@@ -351,6 +351,14 @@ class SessionWindow:
                 break
         return ". ".join(said)
 
+    def carried_call(self, intent: str, tool: str) -> dict[str, Any]:
+        """The arguments an elided follow-up of ``tool`` goes on with: "and in Berlin?" after
+        ``get_current_time(timezone="Asia/Tokyo")`` changes what it says and keeps the rest of the last call.
+        Empty unless the intent is such a follow-up and the last call was of that very tool."""
+        if self.elided_request(intent) is None or self.last_tool() != tool:
+            return {}
+        return dict(self.turns[-1].arguments)
+
     def add(self, intent: str, tool: str, arguments: dict[str, Any], result: Any) -> None:
         parsed = _parsed(result)
         kinds = number_kinds(tool, arguments, parsed)

@@ -7,6 +7,7 @@ import json
 import random
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import llama_cpp
@@ -267,6 +268,10 @@ def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
     assert kept == {} and set(dropped) == set(raw)
     kept, dropped = ground({**raw, "time": "09:00"}, convert, "convert 9am in Tokyo to another zone")
     assert kept == {"time": "09:00", "target_timezone": "Asia/Tokyo"} and dropped == ["source_timezone"]
+    # the wrong half of the day for the one time said on that clock face is that time; any other is not said
+    assert ground({"time": "05:00"}, convert, "what about 5pm?") == ({"time": "17:00"}, [])
+    assert ground({"time": "05:00"}, convert, "from 5am to 5pm") == ({"time": "05:00"}, [])
+    assert ground({"time": "15:00"}, convert, "what about 5pm?") == ({}, ["time"])
 
 
 def test_number_words_percentages_and_dates_the_model_normalised_count_as_stated() -> None:
@@ -1230,6 +1235,50 @@ def test_session_window_resolves_a_reference_to_the_previous_turn(generator: Arg
     )
     done = generator.generate("issue_read", ISSUE, "Get an issue", "now close it", window)
     assert score_arguments(done.arguments, {"gold_arguments": {"owner": "octo-org", "repo": "app"}}, "x")[0] == 2
+
+
+def _local_tool(name: str) -> dict[str, Any]:
+    return next(t for t in REGISTRY if t["name"] == name)
+
+
+def test_an_unrelated_earlier_turn_is_not_shown(generator: ArgumentGenerator) -> None:
+    """A request that does not point back can take no value from earlier turns, and shown them the 0.5B
+    model copied one: Asia/Tokyo became the source of "convert 9am London time to New York", which was
+    then dropped and the call asked for it."""
+    window = SessionWindow()
+    window.add("what time is it in Tokyo", "get_current_time", {"timezone": "Asia/Tokyo"}, {"timezone": "Asia/Tokyo"})
+    tool = _local_tool("convert_time")
+    done = generator.generate("convert_time", tool["inputSchema"], tool["description"], CONVERSION, window)
+    assert done.arguments == {
+        "source_timezone": "Europe/London",
+        "time": "09:00",
+        "target_timezone": "America/New_York",
+    }
+
+
+def test_an_elided_follow_up_goes_on_with_the_last_call(generator: ArgumentGenerator) -> None:
+    """ "and in Berlin?" states what changes; the rest is the last call's. Shown that call, the model
+    repeated it (Asia/Tokyo again) and the repeat was dropped: the follow-up is read alone, then completed.
+    Alone, "what about 5pm?" gave the model nothing it could use (15:00, not grounded), and a repeat of the
+    last call is never what a follow-up asks: then it is read with the earlier turns."""
+    window = SessionWindow()
+    window.add("what time is it in Tokyo", "get_current_time", {"timezone": "Asia/Tokyo"}, {"timezone": "Asia/Tokyo"})
+    now = _local_tool("get_current_time")
+    berlin = generator.generate("get_current_time", now["inputSchema"], now["description"], "and in Berlin?", window)
+    assert berlin.arguments == {"timezone": "Europe/Berlin"} and not berlin.from_last_call
+    converted = {"source_timezone": "Europe/London", "time": "09:00", "target_timezone": "America/New_York"}
+    window.add(CONVERSION, "convert_time", converted, {"source": {}, "target": {}})
+    tool = _local_tool("convert_time")
+    later = generator.generate("convert_time", tool["inputSchema"], tool["description"], "what about 5pm?", window)
+    assert later.arguments == {**converted, "time": "17:00"}, later.raw
+    assert not later.missing and set(later.from_last_call) <= {"source_timezone", "target_timezone"}
+    assert later.trace().get("from_last_call", []) == later.from_last_call
+    # another tool than the last call's takes nothing from it
+    assert not window.carried_call("what about 5pm?", "get_current_time")
+
+
+CONVERSION = "convert 9am London time to New York"
+NEW_YORK = "America/New_York"
 
 
 TIME_CANDIDATES = [

@@ -1,0 +1,84 @@
+"""Does an unrelated earlier turn in the prompt cost arguments? (session 41)
+
+In a real session most requests do not point back ("what time is it in Tokyo", then "convert 9am London
+time to New York"), and what an earlier turn says can never reach such a request's call: grounding takes
+values from the window only when the request refers back (``window.refers_back``). The 0.5B model still
+reads the window and copies from it (``source_timezone: "Asia/Tokyo"``, then dropped: a question where a
+call was due). Each request of a half is generated with the labelled tool twice: after the half's
+previous request as one earlier turn (its labelled tool and arguments, a stub result), and alone. The
+gateway's rule since this session is the second for a request that does not refer back.
+
+    python bench/experiments/unrelated_window.py --part odd [--registry … --queries …] [--limit N] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from nexus_gateway.arguments import ArgumentGenerator
+from nexus_gateway.block_store import SchemaBlocks
+from nexus_gateway.cache import RegistryCache
+from nexus_gateway.eval_args import ArgsEvaluation, _load_tools, labels, open_engine, score_arguments
+from nexus_gateway.eval_cli import select_part
+from nexus_gateway.evaluation import gold_tool, load_queries
+from nexus_gateway.window import SessionWindow, refers_back
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared" / "data"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--registry", default=str(SHARED / "registries" / "github-mcp.json"))
+    parser.add_argument("--queries", default=str(SHARED / "queries" / "github-dev.jsonl"))
+    parser.add_argument("--part", choices=["all", "even", "odd"], default="odd")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    tools = _load_tools([args.registry])
+    queries = select_part(load_queries(Path(args.queries)), args.part)[: args.limit]
+    engine, _ = open_engine(None, 2)
+    generator = ArgumentGenerator(engine)
+    generator.warm()
+    generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, RegistryCache())
+    evaluation = ArgsEvaluation(tools, generator, None)
+    totals: dict[str, list[int]] = {"after an unrelated turn": [0, 0], "alone": [0, 0], "the rule": [0, 0]}
+    rows: list[dict[str, Any]] = []
+    for previous, query in zip(queries[-1:] + queries[:-1], queries, strict=True):
+        window = SessionWindow()
+        before = gold_tool(previous)
+        window.add(previous["query"], before, labels(previous, before), {"ok": True})
+        tool = gold_tool(query)
+        after_turn = evaluation.generate(tool, query["query"], window).arguments
+        alone = evaluation.generate(tool, query["query"], None).arguments
+        ruled = after_turn if refers_back(query["query"]) else alone
+        scores = {}
+        for side, got in (("after an unrelated turn", after_turn), ("alone", alone), ("the rule", ruled)):
+            right, total = score_arguments(got, query, tool)
+            totals[side][0] += right
+            totals[side][1] += total
+            scores[side] = (right, total)
+        if after_turn != alone:
+            rows.append(
+                {
+                    "id": query["id"],
+                    "refers_back": refers_back(query["query"]),
+                    "after_turn": after_turn,
+                    "alone": alone,
+                    "scores": scores,
+                }
+            )
+            print(f"{query['id']} refers_back={refers_back(query['query'])} {scores}\n  {after_turn}\n  {alone}")
+    for side, (right, total) in totals.items():
+        print(f"{side:>24}: {right}/{total} arguments right ({right / max(total, 1):.1%})")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"totals": totals, "changed": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
