@@ -279,11 +279,11 @@ class ArgumentGenerator:
         generate = functools.partial(
             self._generate, name, schema, description, intent, full_schema=full_schema, block_key=block_key, given=given
         )
-        pointing_back = window is not None and refers_back(intent)
-        carried = window.carried_call(intent, name) if window is not None and not pointing_back else {}
+        if window is None or refers_back(intent):
+            return generate(window)
+        carried = window.carried_call(intent, name)
         if not carried:
-            return generate(window if pointing_back else None)
-        assert window is not None  # carried comes from it
+            return generate(None)
         before = [_own(turn.arguments, given) for turn in window.turns if turn.tool == name]
         alone = generate(None, carried)
         if _own(alone.arguments, given) not in before:

@@ -2,11 +2,12 @@
 
 In a real session most requests do not point back ("what time is it in Tokyo", then "convert 9am London
 time to New York"), and what an earlier turn says can never reach such a request's call: grounding takes
-values from the window only when the request refers back (``window.refers_back``). The 0.5B model still
-reads the window and copies from it (``source_timezone: "Asia/Tokyo"``, then dropped: a question where a
-call was due). Each request of a half is generated with the labelled tool twice: after the half's
-previous request as one earlier turn (its labelled tool and arguments, a stub result), and alone. The
-gateway's rule since this session is the second for a request that does not refer back.
+values from the window only when the request refers back (``window.refers_back``). Up to session 40 the
+0.5B model still read the window and copied from it (``source_timezone: "Asia/Tokyo"``, then dropped: a
+question where a call was due); since session 41 only a request that points back is shown it. Each
+request of a half is generated with the labelled tool twice: by the gateway's generator after the half's
+previous request as one earlier turn (its labelled tool and arguments, a stub result), and alone. Run it
+in a checkout of an older revision (``PYTHONPATH=<worktree>``) for that revision's first column.
 
     python bench/experiments/unrelated_window.py --part odd [--registry … --queries …] [--limit N] [--json OUT]
 """
@@ -46,7 +47,7 @@ def main() -> int:
     generator.warm()
     generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, RegistryCache())
     evaluation = ArgsEvaluation(tools, generator, None)
-    totals: dict[str, list[int]] = {"after an unrelated turn": [0, 0], "alone": [0, 0], "the rule": [0, 0]}
+    totals: dict[str, list[int]] = {"after an unrelated turn": [0, 0], "alone": [0, 0]}
     rows: list[dict[str, Any]] = []
     for previous, query in zip(queries[-1:] + queries[:-1], queries, strict=True):
         window = SessionWindow()
@@ -55,24 +56,17 @@ def main() -> int:
         tool = gold_tool(query)
         after_turn = evaluation.generate(tool, query["query"], window).arguments
         alone = evaluation.generate(tool, query["query"], None).arguments
-        ruled = after_turn if refers_back(query["query"]) else alone
         scores = {}
-        for side, got in (("after an unrelated turn", after_turn), ("alone", alone), ("the rule", ruled)):
+        for side, got in (("after an unrelated turn", after_turn), ("alone", alone)):
             right, total = score_arguments(got, query, tool)
             totals[side][0] += right
             totals[side][1] += total
             scores[side] = (right, total)
         if after_turn != alone:
-            rows.append(
-                {
-                    "id": query["id"],
-                    "refers_back": refers_back(query["query"]),
-                    "after_turn": after_turn,
-                    "alone": alone,
-                    "scores": scores,
-                }
-            )
-            print(f"{query['id']} refers_back={refers_back(query['query'])} {scores}\n  {after_turn}\n  {alone}")
+            points_back = refers_back(query["query"])
+            row = {"id": query["id"], "refers_back": points_back, "after_turn": after_turn, "alone": alone}
+            rows.append({**row, "scores": scores})
+            print(f"{query['id']} refers_back={points_back} {scores}\n  {after_turn}\n  {alone}")
     for side, (right, total) in totals.items():
         print(f"{side:>24}: {right}/{total} arguments right ({right / max(total, 1):.1%})")
     if args.json:
