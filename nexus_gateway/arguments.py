@@ -279,11 +279,14 @@ class ArgumentGenerator:
         generate = functools.partial(
             self._generate, name, schema, description, intent, full_schema=full_schema, block_key=block_key, given=given
         )
-        if window is None or refers_back(intent):
-            return generate(window)
+        if window is None:
+            return generate(None)
         carried = window.carried_call(intent, name)
         if not carried:
-            return generate(None)
+            # most words that point back point inside their own request ("open an issue …, label it bug"):
+            # read alone first, and with the earlier turns when that leaves a required argument unsaid
+            alone = generate(None)
+            return generate(window) if alone.missing and refers_back(intent) else alone
         before = [_own(turn.arguments, given) for turn in window.turns if turn.tool == name]
         alone = generate(None, carried)
         if _own(alone.arguments, given) not in before:

@@ -287,7 +287,7 @@ def refers_back(intent: str) -> bool:
 
 
 # "and in Tokyo?", "what about docs?", "same for main": the operation is the last turn's
-_ELLIPSIS = re.compile(r"\s*(?:and|what about|how about|same for|now for|also for)\b", re.IGNORECASE)
+_ELLIPSIS = re.compile(r"\s*(?:and|what about|how about|(?:the )?same(?: thing)? for|now for|also for)\b", re.I)
 ELLIPSIS_WORDS = 6
 
 

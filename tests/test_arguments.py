@@ -504,6 +504,9 @@ def test_a_follow_up_that_leaves_its_operation_out_is_joined_to_the_request_that
     joined = "what time is it in Berlin. and in Tokyo. What about London?"
     assert window.elided_request("What about London?") == joined and window.last_tool() == "get_current_time"
     assert window.elided_request("close the issue") is None  # it says its own operation
+    assert (
+        window.elided_request("same thing for Paris") == "what time is it in Berlin. and in Tokyo. same thing for Paris"
+    )
     assert window.elided_request("and then list every file of the repository, biggest first") is None  # long
 
 
@@ -1252,8 +1255,13 @@ def test_an_unrelated_earlier_turn_is_not_shown(generator: ArgumentGenerator) ->
     assert done.arguments == {
         "source_timezone": "Europe/London",
         "time": "09:00",
-        "target_timezone": "America/New_York",
+        "target_timezone": NEW_YORK,
     }
+    # "it" points inside its own sentence here: read alone, the request says all that its call needs
+    turn = {"owner": "octo", "repo": "site", "issue_number": 3}
+    window.add("what's issue 3 in octo/site about?", "issue_read", turn, {})
+    own = generator.generate("issue_read", ISSUE, "Get an issue", "show issue 12 of acme/web and summarise it", window)
+    assert own.arguments == {"owner": "acme", "repo": "web", "issue_number": 12}
 
 
 def test_an_elided_follow_up_goes_on_with_the_last_call(generator: ArgumentGenerator) -> None:
