@@ -268,11 +268,13 @@ class ArgumentGenerator:
         when the call leaves them out (``nexus.defaults``); the model may write them, is not made to, and
         they are not missing.
 
-        Values may come from earlier turns only when the request points back at them (grounding), so
-        only such a request is shown them: after "what time is it in Tokyo" the 0.5B model wrote
-        Asia/Tokyo into "convert 9am London time to New York" as its source, and that call became a
-        question (docs/arguments.md, session 41). An elided follow-up ("and in Berlin?") is read alone,
-        then goes on with the last call where it says nothing; shown that call, the model repeated it.
+        Values may come from earlier turns only when the request points back at them (grounding), and
+        shown them, the 0.5B model copies from them: after "what time is it in Tokyo" it wrote Asia/Tokyo
+        into "convert 9am London time to New York" as its source, and that call became a question
+        (docs/arguments.md, session 41). So a request is read alone, and again with the earlier turns
+        only when it points back and leaves a required argument unsaid (one more generation, on the
+        turns that need them). An elided follow-up ("and in Berlin?") is read alone, then goes on with
+        the last call where it says nothing; shown that call, the model repeated it.
         Read alone it may say nothing the model can use ("what about 5pm?" became 15:00, not grounded),
         and a repeat of an earlier call is never what it asks: then it is read with the earlier turns, and
         if that repeats one too, the call asks for what the follow-up left unsaid."""

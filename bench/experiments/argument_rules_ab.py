@@ -20,13 +20,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from labelled import labelled
+
 from nexus_gateway import arguments
-from nexus_gateway.arguments import ArgumentGenerator
-from nexus_gateway.block_store import SchemaBlocks
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.eval_args import ArgsEvaluation, _load_tools, open_engine, score_arguments
-from nexus_gateway.eval_cli import select_part
-from nexus_gateway.evaluation import gold_tool, load_queries
+from nexus_gateway.eval_args import score_arguments
+from nexus_gateway.evaluation import gold_tool
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
@@ -72,13 +70,7 @@ def main() -> int:
         return new_place(kept, schema, intent, name, earlier)
 
     arguments.ground, arguments.place_stated = ground, place_stated  # type: ignore[assignment]
-    tools = _load_tools([args.registry])
-    queries = select_part(load_queries(Path(args.queries)), args.part)[: args.limit]
-    engine, _ = open_engine(None, 2)
-    generator = ArgumentGenerator(engine)
-    generator.warm()
-    generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, RegistryCache())
-    evaluation = ArgsEvaluation(tools, generator, None)
+    evaluation, queries = labelled(args.registry, args.queries, args.part, args.limit)
     totals = {"baseline": [0, 0], "working tree": [0, 0]}
     changed = []
     for query in queries:

@@ -20,12 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nexus_gateway.arguments import ArgumentGenerator
-from nexus_gateway.block_store import SchemaBlocks
-from nexus_gateway.cache import RegistryCache
-from nexus_gateway.eval_args import ArgsEvaluation, _load_tools, labels, open_engine, score_arguments
-from nexus_gateway.eval_cli import select_part
-from nexus_gateway.evaluation import gold_tool, load_queries
+from labelled import labelled
+
+from nexus_gateway.eval_args import labels, score_arguments
+from nexus_gateway.evaluation import gold_tool
 from nexus_gateway.window import SessionWindow, refers_back
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,13 +38,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--json")
     args = parser.parse_args()
-    tools = _load_tools([args.registry])
-    queries = select_part(load_queries(Path(args.queries)), args.part)[: args.limit]
-    engine, _ = open_engine(None, 2)
-    generator = ArgumentGenerator(engine)
-    generator.warm()
-    generator.blocks = SchemaBlocks(engine, generator.prefix_tokens, RegistryCache())
-    evaluation = ArgsEvaluation(tools, generator, None)
+    evaluation, queries = labelled(args.registry, args.queries, args.part, args.limit)
     totals: dict[str, list[int]] = {"after an unrelated turn": [0, 0], "alone": [0, 0]}
     rows: list[dict[str, Any]] = []
     for previous, query in zip(queries[-1:] + queries[:-1], queries, strict=True):
