@@ -20,14 +20,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from labelled import labelled
+from labelled import add_options, labelled
 
 from nexus_gateway import arguments
 from nexus_gateway.eval_args import score_arguments
 from nexus_gateway.evaluation import gold_tool
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "data"
 
 
 def module_at(rev: str, name: str) -> ModuleType:
@@ -47,11 +46,7 @@ def module_at(rev: str, name: str) -> ModuleType:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rev", required=True, help="the git revision whose rules form the baseline")
-    parser.add_argument("--registry", default=str(SHARED / "registries" / "github-mcp.json"))
-    parser.add_argument("--queries", default=str(SHARED / "queries" / "github-dev.jsonl"))
-    parser.add_argument("--part", choices=["all", "even", "odd"], default="odd")
-    parser.add_argument("--limit", type=int)
-    parser.add_argument("--json")
+    add_options(parser)
     args = parser.parse_args()
     old_grounding, old_placement = module_at(args.rev, "grounding"), module_at(args.rev, "placement")
     old_once = getattr(old_grounding, "said_once_used_once", lambda kept, text: (kept, []))

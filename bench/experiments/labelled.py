@@ -5,6 +5,7 @@ labelled`` by the scripts of this folder (Python puts a script's folder first on
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,17 @@ from nexus_gateway.cache import RegistryCache
 from nexus_gateway.eval_args import ArgsEvaluation, _load_tools, open_engine
 from nexus_gateway.eval_cli import select_part
 from nexus_gateway.evaluation import load_queries
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The options every such script takes: which registry and queries, which half, how many, where to."""
+    parser.add_argument("--registry", default=str(SHARED / "registries" / "github-mcp.json"))
+    parser.add_argument("--queries", default=str(SHARED / "queries" / "github-dev.jsonl"))
+    parser.add_argument("--part", choices=["all", "even", "odd"], default="odd")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--json")
 
 
 def labelled(registry: str, queries: str, part: str, limit: int | None) -> tuple[ArgsEvaluation, list[dict[str, Any]]]:

@@ -20,23 +20,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from labelled import labelled
+from labelled import add_options, labelled
 
 from nexus_gateway.eval_args import labels, score_arguments
 from nexus_gateway.evaluation import gold_tool
 from nexus_gateway.window import SessionWindow, refers_back
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "data"
-
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--registry", default=str(SHARED / "registries" / "github-mcp.json"))
-    parser.add_argument("--queries", default=str(SHARED / "queries" / "github-dev.jsonl"))
-    parser.add_argument("--part", choices=["all", "even", "odd"], default="odd")
-    parser.add_argument("--limit", type=int)
-    parser.add_argument("--json")
+    add_options(parser)
     args = parser.parse_args()
     evaluation, queries = labelled(args.registry, args.queries, args.part, args.limit)
     totals: dict[str, list[int]] = {"after an unrelated turn": [0, 0], "alone": [0, 0]}
