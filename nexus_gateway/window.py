@@ -337,12 +337,17 @@ class SessionWindow:
         """The name of the tool the session called last."""
         return self.turns[-1].tool if self.turns else None
 
+    def is_elided(self, intent: str) -> bool:
+        """Is the intent a short follow-up that leaves its operation out ("and in Tokyo?"), in a session
+        with a turn before it?"""
+        return bool(self.turns) and bool(_ELLIPSIS.match(intent)) and len(intent.split()) <= ELLIPSIS_WORDS
+
     def elided_request(self, intent: str) -> str | None:
         """A short follow-up that leaves its operation out ("and in Tokyo?" after "what time is it in
         Berlin") joined to the requests before it, back to the one that says the operation, for routing
         when the follow-up alone fits no tool; None when the intent is no such follow-up or the session is
         new."""
-        if not self.turns or not _ELLIPSIS.match(intent) or len(intent.split()) > ELLIPSIS_WORDS:
+        if not self.is_elided(intent):
             return None
         said = [intent]
         for turn in reversed(self.turns):  # back to the request that said the operation
@@ -355,7 +360,7 @@ class SessionWindow:
         """The arguments an elided follow-up of ``tool`` goes on with: "and in Berlin?" after
         ``get_current_time(timezone="Asia/Tokyo")`` changes what it says and keeps the rest of the last call.
         Empty unless the intent is such a follow-up and the last call was of that very tool."""
-        if self.elided_request(intent) is None or self.last_tool() != tool:
+        if not self.is_elided(intent) or self.last_tool() != tool:
             return {}
         return dict(self.turns[-1].arguments)
 
