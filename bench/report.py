@@ -682,6 +682,35 @@ half, 93.4% against 93.5% on the even one).
 {speed_text}"""
 
 
+def unrelated_window() -> str:
+    """Arguments right after an unrelated earlier turn: the revision before session 41 and today's."""
+    rows = []
+    for part in ("odd", "even"):
+        for name in (f"unrelated-window-{part}-39553f0.json", f"unrelated-window-{part}.json"):
+            r = load(name)
+            if r is None:
+                rows.append(f"| {part} | _not run yet_ | | |")
+                continue
+            cells = []
+            for side in ("after an unrelated turn", "alone"):
+                right, total = r["totals"][side]
+                cells.append(f"{right}/{total} = {pct(right / total)} {ci(list(wilson(right, total)))}")
+            rows.append(f"| {part} | {r['rev']} | {' | '.join(cells)} |")
+    table = "\n".join(rows)
+    return f"""Command: `python bench/experiments/unrelated_window.py --part odd|even --json
+bench/results/unrelated-window-<part>.json` (the rows at 39553f0 run in a worktree of that revision with
+`PYTHONPATH=<worktree>`). Each GitHub dev request, labelled tool, 0.5B model, 2 threads, generated after
+the half's previous request as one earlier turn (its labelled tool and arguments, a stub result), and
+alone; arguments right / arguments scored. Up to 39553f0 every request's prompt showed the earlier turns;
+since session 41 a request is read alone, and with them only when it points back and leaves a required
+argument unsaid (`docs/arguments.md`).
+
+| half | revision | after an unrelated turn [95% CI] | alone [95% CI] |
+|---|---|---|---|
+{table}
+"""
+
+
 def splice() -> str:
     document = load("splice.json")
     if document is None:
@@ -908,6 +937,9 @@ medians bootstrap 95% intervals.
 ## Argument generation (issue 4)
 
 {arguments()}
+### Arguments after an unrelated earlier turn
+
+{unrelated_window()}
 ## Compiled schema blocks and the KV splice (issue 5)
 
 {splice()}

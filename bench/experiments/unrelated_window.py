@@ -4,24 +4,28 @@ In a real session most requests do not point back ("what time is it in Tokyo", t
 time to New York"), and what an earlier turn says can never reach such a request's call: grounding takes
 values from the window only when the request refers back (``window.refers_back``). Up to session 40 the
 0.5B model still read the window and copied from it (``source_timezone: "Asia/Tokyo"``, then dropped: a
-question where a call was due); since session 41 only a request that points back is shown it. Each
+question where a call was due); since session 41 a request is read alone, and with the earlier turns
+only when it points back and leaves a required argument unsaid. Each
 request of a half is generated with the labelled tool twice: by the gateway's generator after the half's
 previous request as one earlier turn (its labelled tool and arguments, a stub result), and alone. Run it
 in a checkout of an older revision (``PYTHONPATH=<worktree>``) for that revision's first column.
 
-    python bench/experiments/unrelated_window.py --part odd [--registry … --queries …] [--limit N] [--json OUT]
+    python bench/experiments/unrelated_window.py --part odd|even [--registry … --queries …] [--limit N] \\
+        --json bench/results/unrelated-window-<part>.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from labelled import add_options, labelled
 
+from nexus_gateway import __file__ as generator_file
 from nexus_gateway.eval_args import labels, score_arguments
 from nexus_gateway.evaluation import gold_tool
 from nexus_gateway.window import SessionWindow, refers_back
@@ -55,7 +59,14 @@ def main() -> int:
     for side, (right, total) in totals.items():
         print(f"{side:>24}: {right}/{total} arguments right ({right / max(total, 1):.1%})")
     if args.json:
-        Path(args.json).write_text(json.dumps({"totals": totals, "changed": rows}, indent=1))
+        code = Path(generator_file).parent
+        rev = subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "-C", str(code), "status", "--porcelain", "nexus_gateway"], capture_output=True, text=True
+        )
+        head = rev.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+        document = {"rev": head, "part": args.part, "totals": totals, "changed": rows}
+        Path(args.json).write_text(json.dumps(document, indent=1))
     return 0
 
 
