@@ -496,11 +496,44 @@ def _unasked_prose(value: Any, key: str, named: set[str], sources: _Sources) -> 
     return isinstance(value, str) and bool(PROSE.search(key.lower())) and key not in named and not sources.quotes(value)
 
 
+# Where a value goes or comes from, by the key's name and by the word the request says before it: "and to
+# Paris?" fills ``target_timezone``, "from main" ``source_branch``.
+_KEY_ROLES = {"target": "to", "to": "to", "destination": "to", "dest": "to", "dst": "to"}
+_KEY_ROLES |= {"source": "from", "from": "from", "origin": "from", "src": "from"}
+_SAID_ROLES = {"to": "to", "into": "to", "toward": "to", "towards": "to", "from": "from"}
+
+
+def _said_role(value: str, text: str) -> str | None:
+    """The role the request's word before ``value`` gives it ("to", "from"), or None. A zone or a path is
+    also found by its last part (``Europe/Paris`` as "Paris", ``America/New_York`` as "New York")."""
+    for mention in dict.fromkeys((value, value.rsplit("/", 1)[-1].replace("_", " "))):
+        if not mention.strip():
+            continue
+        found = re.search(rf"\b(\w+)\s+(?:the\s+)?{re.escape(mention)}(?!\w)", text, re.I)
+        if found:
+            return _SAID_ROLES.get(found.group(1).lower())
+    return None
+
+
+def _claim_order(arguments: dict[str, Any], text: str) -> list[str]:
+    """The keys in the order they claim a value said once: one whose role the request gives the value
+    first, one of the opposite role last, the schema's order otherwise."""
+
+    def rank(key: str) -> int:
+        value = arguments[key]
+        roles = {_KEY_ROLES[w] for w in split_identifier(key).lower().split() if w in _KEY_ROLES}
+        said = _said_role(value, text) if isinstance(value, str) and len(roles) == 1 else None
+        return 1 if said is None else 0 if said in roles else 2
+
+    return sorted(arguments, key=rank)
+
+
 def said_once_used_once(arguments: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
     """A name, path or pattern the request states once fills one argument, as a number does: the 0.5B
     model copies a search's ``pattern: "*.py"`` into ``excludePatterns`` too, which would exclude every
-    match. The first key keeps it. Run after placement, so that a value the model put under the wrong
-    key first (``repo: "main"``, moved away by ``place_stated``) does not claim it. Free text may repeat
+    match. The first key keeps it, or the key whose role the word before it says ("and to Paris?" →
+    ``target_timezone``, not ``source_timezone``). Run after placement, so that a value the model put
+    under the wrong key first (``repo: "main"``, moved away by ``place_stated``) does not claim it. Free text may repeat
     what another argument says (a title inside a body), and an empty list stays."""
     said = _normal(text)
     used: Counter[str] = Counter()
@@ -513,7 +546,8 @@ def said_once_used_once(arguments: dict[str, Any], text: str) -> tuple[dict[str,
 
     # a key of one value claims it before a list does: a list the model over-filled (``parties: [John,
     # Alice, California]``) loses the place to ``location: California``
-    kept_scalars = {k for k, v in arguments.items() if not isinstance(v, list) and first_use(v, k)}
+    claims = _claim_order(arguments, text)
+    kept_scalars = {k for k in claims if not isinstance(arguments[k], list) and first_use(arguments[k], k)}
     lists = {k: [v for v in value if first_use(v, k)] for k, value in arguments.items() if isinstance(value, list)}
     kept = {
         k: lists.get(k, v) for k, v in arguments.items() if k in kept_scalars or (k in lists and (lists[k] or not v))

@@ -200,6 +200,12 @@ def test_a_value_said_once_fills_one_argument_the_current_directory_is_dot_the_l
     assert said_once_used_once(title, "open a PR 'fix login' from fix-login") == (title, [])  # free text repeats
     kept, dropped = ground({"path": "."}, search, "what's in the docs folder")
     assert kept == {} and dropped == ["path"]  # no folder of the request is "."
+    # the word before a value said once says which key keeps it: "to Paris" is the conversion's target
+    paris = {"source_timezone": "Europe/Paris", "time": "15:00", "target_timezone": "Europe/Paris"}
+    kept, dropped = said_once_used_once(paris, "and to Paris? convert 3pm")
+    assert kept == {"time": "15:00", "target_timezone": "Europe/Paris"} and dropped == ["source_timezone"]
+    kept, dropped = said_once_used_once(paris, "what is 3pm from Paris")
+    assert kept == {"source_timezone": "Europe/Paris", "time": "15:00"} and dropped == ["target_timezone"]
     assert ground({"path": "."}, search, "list what is in this directory") == ({"path": "."}, [])
     show = {"properties": {"revision": {"type": "string"}}, "required": ["revision"]}
     assert ground({"revision": "HEAD"}, show, "show the last commit") == ({"revision": "HEAD"}, [])
