@@ -330,6 +330,48 @@ def as_clock_time(value: Any, prop: dict[str, Any], sources: _Sources) -> Any:
     return value if said is None else f"{said[0]:02d}:{said[1]:02d}"
 
 
+# A glob as said: a word with a wildcard ("*.py", "test_*"); a bare extension (".py"), which as a glob
+# would match only a file named ".py".
+_GLOB_WORD = re.compile(r"(?<!\S)[^\s'\"]*[*?][^\s'\"]*")
+_BARE_EXTENSION = re.compile(r"^\.[A-Za-z0-9]{1,10}$")
+
+
+def as_globs(
+    arguments: dict[str, Any], schema: dict[str, Any], description: str | None, text: str
+) -> tuple[dict[str, Any], list[str]]:
+    """A pattern key of a tool that takes globs (its description or the key's says "glob") gets a glob:
+    "files ending in .py" makes the 0.5B model write ``.py``, which matches no file, so it becomes
+    ``*.py`` (as does the model's own ``*.py`` for it), or ``**/*.py`` when the tool searches
+    recursively (a glob without ``/`` matches only the top folder); a wildcard the model cut short
+    (``*`` for "find *.py files", which matches every file) becomes the one glob the request says that
+    starts with it; and a list of globs keeps only those the request says (the model fills
+    ``excludePatterns`` with ``*.md`` for "every .md file in docs", which would exclude every match).
+    Returns the arguments and the keys dropped."""
+    props = schema.get("properties") or {}
+    said = {w.rstrip(".,;:!?)") for w in _GLOB_WORD.findall(text)}
+    out: dict[str, Any] = {}
+    dropped: list[str] = []
+    for key, value in arguments.items():
+        prop = props.get(key) or {}
+        said_here = f"{prop.get('description', '')} {description or ''}".lower()
+        if not re.search(r"glob|pattern", key, re.I) or "glob" not in said_here:
+            out[key] = value
+        elif isinstance(value, list):
+            kept = [v for v in value if not isinstance(v, str) or not _GLOB_WORD.fullmatch(v) or v in said]
+            if kept or not value or key in (schema.get("required") or []):
+                out[key] = kept
+            if kept != value:
+                dropped.append(key)
+        elif isinstance(value, str) and value not in said and _BARE_EXTENSION.match(value.removeprefix("*")):
+            out[key] = ("**/*" if "recursive" in said_here else "*") + value.removeprefix("*")
+        elif isinstance(value, str) and value not in said:
+            longer = [w for w in said if w.startswith(value) and w != value]
+            out[key] = longer[0] if len(longer) == 1 else value
+        else:
+            out[key] = value
+    return out, dropped
+
+
 # A number key that holds a rate as a fraction: named or described as a rate, return, yield or ratio, or
 # "in decimal", and not "as a percentage".
 _RATE_KEY = re.compile(r"rate|return|yield|ratio|decimal|fraction", re.I)

@@ -31,7 +31,7 @@ from nexus_gateway.decoding import _value_end, schema_grammar
 from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
-from nexus_gateway.grounding import ground, said_once_used_once
+from nexus_gateway.grounding import as_globs, ground, said_once_used_once
 from nexus_gateway.ir import choice_ir, compressed_ir
 from nexus_gateway.mentions import (
     branch_roles,
@@ -1341,6 +1341,31 @@ def test_a_key_the_gateway_fills_in_is_neither_forced_nor_missing(generator: Arg
     assert filed.raw.get("repo_path") == "a.txt" and "repo_path" not in filed.arguments, filed.trace()
 
 
+def test_a_glob_key_gets_a_glob_that_matches_what_the_request_says() -> None:
+    """The filesystem server's ``search_files`` matches ``pattern`` with minimatch against paths under
+    ``path``: ``.py`` matches nothing, ``*.py`` only the top folder, ``*`` everything, and an exclusion
+    of ``*.md`` drops every match of "find every .md file"."""
+    tool = next(t for t in REGISTRY if t["name"] == "search_files")
+    schema, description = tool["inputSchema"], tool["description"]
+    assert as_globs({"path": ".", "pattern": ".py"}, schema, description, "files ending in .py") == (
+        {"path": ".", "pattern": "**/*.py"},
+        [],
+    )
+    cut_short = {"path": ".", "pattern": "*"}
+    assert as_globs(cut_short, schema, description, "find *.py files")[0]["pattern"] == "*.py"
+    assert as_globs(cut_short, schema, description, "list everything, *")[0]["pattern"] == "*"  # said so
+    said = {"path": "docs", "pattern": "*.md", "excludePatterns": ["*.tmp", "drafts/*"]}
+    kept, dropped = as_globs(said, schema, description, "find *.md files in docs but not drafts/*")
+    assert kept == {"path": "docs", "pattern": "*.md", "excludePatterns": ["drafts/*"]} and dropped == [
+        "excludePatterns"
+    ]
+    kept, dropped = as_globs(said, schema, description, "find every .md file in docs")
+    assert kept == {"path": "docs", "pattern": "**/*.md"} and dropped == ["excludePatterns"]
+    # a key that takes no glob is left alone: a regular expression's ".py" means something else
+    regex = {"properties": {"pattern": {"type": "string", "description": "a regular expression"}}}
+    assert as_globs({"pattern": ".py"}, regex, "Search file contents", "lines matching .py") == ({"pattern": ".py"}, [])
+
+
 def test_everyday_requests_to_the_local_servers_get_what_they_mean(generator: ArgumentGenerator) -> None:
     """Found by hand in front of the local servers. The model writes ``path: "."`` for "the current
     folder" (kept: that is what it means) and copies the pattern into ``excludePatterns`` (dropped: it
@@ -1354,6 +1379,9 @@ def test_everyday_requests_to_the_local_servers_get_what_they_mean(generator: Ar
 
     found = generate("search_files", "search for *.py files in the current folder")
     assert found.arguments == {"path": ".", "pattern": "*.py"}, found.trace()
+    # "ending in .py" is no glob: the model's ".py" or "*.py" for it would miss every file below the top
+    ending = generate("search_files", "search for files ending in .py in the current folder")
+    assert ending.arguments == {"path": ".", "pattern": "**/*.py"}, ending.trace()
     first = generate("read_text_file", "show the first 5 lines of notes.txt")
     assert first.arguments == {"path": "notes.txt", "head": 5}, first.trace()
     now = generate("get_current_time", "what time is it")
