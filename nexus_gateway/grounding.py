@@ -372,6 +372,32 @@ def as_globs(
     return out, dropped
 
 
+# A key that leaves things out (``excludePatterns``, ``excludeTags``, ``skip_users``), and the words with
+# which a request asks to leave something out.
+_EXCLUDING_KEY = re.compile(r"exclu|ignor|skip|omit|blacklist|blocklist|deny", re.I)
+_EXCLUDING_SAID = re.compile(
+    r"\b(?:except|exclud\w*|without|ignor\w*|skip\w*|omit\w*|leav(?:e|ing) out|other than|apart from"
+    r"|but not|not (?:in|under|inside|from|matching|named)|minus)\b",
+    re.I,
+)
+
+
+def excluded_when_said(arguments: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
+    """Text for a key that leaves things out stays only when the request asks to leave something out:
+    the 0.5B model put the name the user looks for there ("which files have 'app' in the name" sent
+    ``excludePatterns: ["app"]``, hiding the very file), or made up a list (``["*.pyc", "*.log"]``).
+    A flag or a number (``skip: 20``, a page offset) is grounded as any other."""
+    if _EXCLUDING_SAID.search(text):
+        return arguments, []
+
+    def leaves_out(key: str, value: Any) -> bool:
+        texts = value if isinstance(value, list) else [value]
+        return bool(_EXCLUDING_KEY.search(key)) and bool(texts) and all(isinstance(v, str) for v in texts)
+
+    kept = {k: v for k, v in arguments.items() if not leaves_out(k, v)}
+    return kept, [k for k in arguments if k not in kept]
+
+
 # A number key that holds a rate as a fraction: named or described as a rate, return, yield or ratio, or
 # "in decimal", and not "as a percentage".
 _RATE_KEY = re.compile(r"rate|return|yield|ratio|decimal|fraction", re.I)

@@ -31,7 +31,7 @@ from nexus_gateway.decoding import _value_end, schema_grammar
 from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
-from nexus_gateway.grounding import as_globs, ground, said_once_used_once
+from nexus_gateway.grounding import as_globs, excluded_when_said, ground, said_once_used_once
 from nexus_gateway.ir import choice_ir, compressed_ir
 from nexus_gateway.mentions import (
     branch_roles,
@@ -1366,6 +1366,23 @@ def test_a_glob_key_gets_a_glob_that_matches_what_the_request_says() -> None:
     assert as_globs({"pattern": ".py"}, regex, "Search file contents", "lines matching .py") == ({"pattern": ".py"}, [])
 
 
+def test_a_key_that_leaves_things_out_takes_text_only_when_the_request_leaves_something_out() -> None:
+    """The model put the name the user looks for into ``excludePatterns``, which hides the very file."""
+    tree = {"path": "src", "excludePatterns": ["app"]}
+    assert excluded_when_said(tree, "which files have 'app' in the name under src") == (
+        {"path": "src"},
+        ["excludePatterns"],
+    )
+    assert excluded_when_said(tree, "show the tree of src except app") == (tree, [])
+    assert excluded_when_said(tree, "show src, leaving out app")[1] == []
+    # a flag or a number is no list of things to leave out: it is grounded as any other value
+    flags = {"excludeInactive": True, "skip": 20, "skip_users": ["dependabot"]}
+    assert excluded_when_said(flags, "list the next page of users") == (
+        {"excludeInactive": True, "skip": 20},
+        ["skip_users"],
+    )
+
+
 def test_everyday_requests_to_the_local_servers_get_what_they_mean(generator: ArgumentGenerator) -> None:
     """Found by hand in front of the local servers. The model writes ``path: "."`` for "the current
     folder" (kept: that is what it means) and copies the pattern into ``excludePatterns`` (dropped: it
@@ -1382,6 +1399,8 @@ def test_everyday_requests_to_the_local_servers_get_what_they_mean(generator: Ar
     # "ending in .py" is no glob: the model's ".py" or "*.py" for it would miss every file below the top
     ending = generate("search_files", "search for files ending in .py in the current folder")
     assert ending.arguments == {"path": ".", "pattern": "**/*.py"}, ending.trace()
+    named = generate("directory_tree", "which files have 'app' in the name under src")
+    assert named.arguments == {"path": "src"}, named.trace()  # not excludePatterns: ["app"]
     first = generate("read_text_file", "show the first 5 lines of notes.txt")
     assert first.arguments == {"path": "notes.txt", "head": 5}, first.trace()
     now = generate("get_current_time", "what time is it")
