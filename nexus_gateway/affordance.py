@@ -17,11 +17,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-SLOT_KINDS = ("repo", "number", "url", "path")
+SLOT_KINDS = ("repo", "number", "url", "path", "time")
 
 URL_PATTERN = re.compile(r"https?://\S+")
 REPO_PATTERN = re.compile(r"(?<![\w/.:-])[A-Za-z0-9][\w.-]*/[\w.-]*[A-Za-z0-9](?![\w/])")
 _NUMBER = re.compile(r"(?:#|\b)\d+\b")
+# A time of day ("10am", "3 p.m.", "17:30", "noon"): what a time parameter holds and no other slot does.
+# "What is 10am Tokyo time in Berlin" is ``convert_time(time, …)``, not ``get_current_time(timezone)``.
+_CLOCK_TIME = re.compile(
+    r"(?<![\w:.])(?:\d{1,2}(?::[0-5]\d)?\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)|(?:[01]?\d|2[0-3]):[0-5]\d(?![\w:])"
+    r"|noon\b|midnight\b)",
+    re.I,
+)
 # A file name (``database.ts``, ``src/app.min.js``, ``/tmp/log.txt``, ``~/notes.md``): its extension starts
 # with a letter and the name before it has one, so a decimal ("rated 4.5 or more", "Python 3.12"), a version
 # ("v2.1.0", "v11.0.x", "4.x") and a release branch ("release/3.2") are none, nor "i.e.", "e.g.", "D.C." or
@@ -49,6 +56,8 @@ def query_slots(text: str) -> frozenset[str]:
         found.add("number")
     if _PATH.search(rest):
         found.add("path")
+    if _CLOCK_TIME.search(rest):
+        found.add("time")
     return frozenset(found)
 
 
@@ -108,7 +117,16 @@ def _parameter_kinds(name: object, schema: object) -> set[str]:
         kinds.add("url")
     if names_a_path(lowered):
         kinds.add("path")
+    if holds_a_time(str(name)):
+        kinds.add("time")
     return kinds
+
+
+def holds_a_time(key: str) -> bool:
+    """A parameter named for a time of day (``time``, ``start_time``, ``meetingTime``), not a zone or a
+    stamp (``timezone``, ``timestamp``, ``time_zone``)."""
+    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", key).lower().replace("_", " ").replace("-", " ").split()
+    return "time" in words and not {"zone", "stamp"} & set(words)
 
 
 def names_a_path(key: str) -> bool:

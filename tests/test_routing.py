@@ -129,6 +129,15 @@ def test_router_picks_the_right_local_tool(embedder: Embedder) -> None:
     assert right >= 16, f"only {right}/{len(queries)} local intents routed right"
 
 
+def test_a_time_of_day_routes_to_the_tool_that_takes_one(embedder: Embedder) -> None:
+    """Both time tools speak of time zones; only ``convert_time`` takes a time of day. These went to
+    ``get_current_time`` before the time slot, and "the time in Sydney" went to ``convert_time``."""
+    router = local_router(embedder)
+    assert router.route("what is 10am Tokyo time in Berlin").chosen == "time__convert_time"
+    assert router.route("my meeting is at 2pm Berlin time, what's that in India").chosen == "time__convert_time"
+    assert router.route("what's the time in Sydney").chosen == "time__get_current_time"
+
+
 def test_the_embedder_reads_an_intent_without_its_argument_values(embedder: Embedder) -> None:
     intent = "Replace the description of issue 41 in mkovacs/blog with: 'Comments are not rendered on mobile.'"
     assert embedded_intent(intent) == "Replace the description of issue 41 in with:"
@@ -453,6 +462,14 @@ def test_slot_affordances() -> None:
     assert query_slots("open notes.md and pyproject.toml") == {"path"}
     assert query_slots("print the contents of /tmp/log.txt") == {"path"}
     assert query_slots("append a line to ~/notes.md") == {"path"}
+    # a time of day is a slot of its own: only a time parameter holds it, and a tool that requires one
+    # cannot serve "what time is it in Tokyo"
+    assert query_slots("what is 10am Tokyo time in Berlin") == {"time"}
+    assert query_slots("lunch at noon") == {"time"} and "time" in query_slots("at 17:30 UTC")
+    assert "time" not in query_slots("a ratio of 4:5, Python 3.12")
+    convert = {"properties": {"source_timezone": {"type": "string"}, "time": {"type": "string"}}, "required": ["time"]}
+    assert tool_requirements(convert) == {"time"}
+    assert tool_affordances({"properties": {"timezone": {}, "timestamp": {}, "meetingTime": {}}}) == {"time"}
     schema = {"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"},
                                                "pullNumber": {"type": "number"}}}  # fmt: skip
     assert tool_affordances(schema) == {"repo", "number"}
