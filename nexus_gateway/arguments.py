@@ -40,6 +40,7 @@ from .mentions import (
     stated_entities,
 )
 from .placement import place_stated
+from .signature import with_described_options
 from .window import SessionWindow, refers_back
 
 if TYPE_CHECKING:
@@ -318,8 +319,10 @@ class ArgumentGenerator:
         carried = carried or {}
         schema = schema or {"type": "object", "properties": {}}
         # the tool's text (and its compiled block) stays as the server wrote it; only the decoder relaxes
+        # what is required, and reads the values a description lists as an enum (as grounding does)
         required_here = [k for k in schema.get("required") or [] if k not in given]
-        decoded_schema = {**schema, "required": required_here} if given and "required" in schema else schema
+        listed = with_described_options(schema)
+        decoded_schema = {**listed, "required": required_here} if given and "required" in schema else listed
         window_text = earlier.render(intent) if earlier else ""
         timings: dict[str, float] = {}
         placement: SpliceReport | None = None
@@ -357,10 +360,10 @@ class ArgumentGenerator:
                 self.engine,
                 self.vocabulary,
                 cursor,
-                insist=named_keys(schema, intent),
+                insist=named_keys(listed, intent),
                 quoted=quoted,
                 text_keys=free_text_keys(schema),
-                named_values=named_values(schema, intent),
+                named_values=named_values(listed, intent),
                 entities=entities,
                 source=f"{intent}\n{window_text}" if self.guess else "",
                 merge=self.merge,
@@ -375,7 +378,7 @@ class ArgumentGenerator:
                 timings["first_token"] = decoder.stats.first_token_ms
         # "write a new file saying hello" after reading shopping.txt must not overwrite shopping.txt
         sources = intent + "\n" + (earlier.sources() if earlier else "")
-        arguments, dropped = ground(raw, schema, sources)
+        arguments, dropped = ground(raw, listed, sources)
         arguments = place_stated(arguments, schema, intent, name, earlier)
         arguments, repeated = said_once_used_once(arguments, sources)
         arguments, unsaid_globs = as_globs(arguments, schema, description, intent)

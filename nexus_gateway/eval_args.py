@@ -46,6 +46,7 @@ from .exceptions import ConfigError
 from .generation_service import resolve_model
 from .grounding import PLACEHOLDER, spelled_numbers, zone_stated
 from .mentions import FREE_TEXT, number_cues
+from .signature import with_described_options
 from .validation import validator_for
 from .window import SessionWindow
 
@@ -110,13 +111,13 @@ def labels(query: dict[str, Any], tool: str) -> dict[str, Any]:
 
 def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> int:
     """Values sent that the request does not contain: placeholders, example values, invented ids.
-    Closed-set values (enums), dates and time zones (normalised by the model: "in Tokyo" →
-    ``Asia/Tokyo``) are not counted; a number the request
-    states in words ("the second page", "two nights") or as a percentage ("8%" → 0.08) is contained."""
+    Closed-set values (enums, or values the description lists), dates and time zones (normalised by the
+    model: "in Tokyo" → ``Asia/Tokyo``) are not counted; a number the request states in words ("the
+    second page", "two nights") or as a percentage ("8%" → 0.08) is contained."""
     text = " ".join(sources.lower().split())
     in_words = {number for number, _ in number_cues(sources)}
     in_words |= set(spelled_numbers(sources))
-    props = schema.get("properties") or {}
+    props = with_described_options(schema).get("properties") or {}  # a value its description lists is closed-set
     count = 0
     for key, value in arguments.items():
         found = props.get(key)

@@ -9,7 +9,7 @@ instead of the full schema. Optional parameters carry ``?``; enums are spelled o
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,44 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
             merged = {**node, **{k: v for k, v in schema.items() if k != "$ref"}}
             return merged
     return schema
+
+
+# A description that lists a string's every value in quotes ("Whether to list local branches ('local'),
+# remote branches ('remote') or all branches ('all')", "Options: 'miles', 'kilometers'", "Can be 'list'
+# or 'dictionary'"), and not a few examples of it ("e.g. 'main'", "'civil', 'criminal', etc.").
+_LISTS_VALUES = re.compile(
+    r"\b(?:one of|either|whether|must be|can be|options?(?: are)?:|possible values|valid values|allowed values)", re.I
+)
+_EXAMPLES_ONLY = re.compile(r"\be\.g\.|\betc\b|\bfor example\b|\bsuch as\b|\bincludes?\b|\blike\b", re.I)
+_QUOTED_VALUE = re.compile(r"(?<![\w'])'([\w./+-]{1,40})'(?![\w'])")
+
+
+def described_options(prop: Any, siblings: Collection[str] = ()) -> list[str] | None:
+    """The values a string parameter's description lists as its only ones, or None. Servers often keep
+    an enum in prose (``mcp-server-git``'s ``branch_type``); the 0.5B model, seeing ``string``, wrote
+    ``branch`` for "what branch am I on", which the server refuses. A quoted name of a parameter
+    (``siblings``, "'after_id' is required for 'reprioritize'") is none of its values, and a
+    description that also allows a number lists no strings only."""
+    if not isinstance(prop, dict) or prop.get("enum") or prop.get("type") not in ("string", None):
+        return None
+    text = str(prop.get("description") or "")
+    if not _LISTS_VALUES.search(text) or _EXAMPLES_ONLY.search(text) or re.search(r"integer|number", text, re.I):
+        return None
+    listing = " ".join(sentence for sentence in _SENTENCE_END.split(text) if _LISTS_VALUES.search(sentence))
+    values = [v for v in dict.fromkeys(_QUOTED_VALUE.findall(listing)) if v not in siblings]
+    return values if len(values) >= 2 else None
+
+
+def with_described_options(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with an ``enum`` for each top-level string parameter whose description lists its values
+    (:func:`described_options`), for the decoder; the server's schema is what validation checks."""
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return schema
+    listed = {key: options for key, prop in props.items() if (options := described_options(prop, props))}
+    if not listed:
+        return schema
+    return {**schema, "properties": {**props, **{k: {**props[k], "enum": v} for k, v in listed.items()}}}
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,7 @@ from nexus_gateway.placement import (
     window_numbers_of_their_kind,
     window_numbers_placed,
 )
+from nexus_gateway.signature import described_options, with_described_options
 from nexus_gateway.window import SessionWindow, referent, surrogate
 
 REGISTRY = json.loads((TESTS / "fixtures" / "local_registry.json").read_text())
@@ -1366,6 +1367,26 @@ def test_a_glob_key_gets_a_glob_that_matches_what_the_request_says() -> None:
     assert as_globs({"pattern": ".py"}, regex, "Search file contents", "lines matching .py") == ({"pattern": ".py"}, [])
 
 
+def test_values_a_description_lists_are_an_enum_for_the_decoder() -> None:
+    """``mcp-server-git`` keeps ``branch_type``'s values in prose; the model wrote ``branch``, which the
+    server refuses. Examples are no list of values, nor are other parameters' names."""
+    branch = next(t for t in REGISTRY if t["name"] == "git_branch")["inputSchema"]
+    assert described_options(branch["properties"]["branch_type"]) == ["local", "remote", "all"]
+    listed = with_described_options(branch)
+    assert listed["properties"]["branch_type"]["enum"] == ["local", "remote", "all"]
+    assert "enum" not in branch["properties"]["branch_type"]  # the server's schema is left as it is
+    for description in (
+        "The branch to use, e.g. 'main' or 'develop'.",
+        "The case type. Options include: 'civil', 'criminal', etc.",
+        "Must be an integer, 'none', or 'any'.",
+        "The format, 'json'.",
+    ):
+        assert described_options({"type": "string", "description": description}) is None, description
+    method = {"type": "string", "description": "Options are: 'add', 'remove'; 'after_id' goes with 'add'."}
+    assert described_options(method, ["method", "after_id"]) == ["add", "remove"]
+    assert described_options({"type": "integer", "description": "Either '1' or '2'."}) is None
+
+
 def test_a_key_that_leaves_things_out_takes_text_only_when_the_request_leaves_something_out() -> None:
     """The model put the name the user looks for into ``excludePatterns``, which hides the very file."""
     tree = {"path": "src", "excludePatterns": ["app"]}
@@ -1399,6 +1420,8 @@ def test_everyday_requests_to_the_local_servers_get_what_they_mean(generator: Ar
     # "ending in .py" is no glob: the model's ".py" or "*.py" for it would miss every file below the top
     ending = generate("search_files", "search for files ending in .py in the current folder")
     assert ending.arguments == {"path": ".", "pattern": "**/*.py"}, ending.trace()
+    branch = generate("git_branch", "what branch am I on")
+    assert branch.arguments.get("branch_type") == "local", branch.trace()  # a value its description lists
     named = generate("directory_tree", "which files have 'app' in the name under src")
     assert named.arguments == {"path": "src"}, named.trace()  # not excludePatterns: ["app"]
     first = generate("read_text_file", "show the first 5 lines of notes.txt")
