@@ -26,6 +26,7 @@ from .mentions import (
     affirmed,
     named_keys,
     names_value,
+    ones_from_an_end,
     quoted_spans,
     sayer,
 )
@@ -250,9 +251,9 @@ def _as_json_number(value: float) -> str:
 
 
 def spelled_numbers(text: str) -> list[str]:
-    """The numbers a text states other than as plain digits: "top three" states 3, "at 8%" states 0.08
-    (its 8 is a number of its own), "-74.006" its sign, "$2,000,000" 2000000, "1e-9" and "100 million"
-    their values. Grounding and the eval's leak count both read them here."""
+    """The numbers a text states other than as plain digits: "top three" states 3, "the last commit" 1,
+    "at 8%" states 0.08 (its 8 is a number of its own), "-74.006" its sign, "$2,000,000" 2000000, "1e-9"
+    and "100 million" their values. Grounding and the eval's leak count both read them here."""
     words = [str(NUMBER_WORDS[w]) for w in _LETTERS.findall(text.lower()) if w in NUMBER_WORDS]
     words += [repr(round(float(n) / 100, 10)) for n in PERCENT.findall(text)]
     words += [_as_json_number(float(n)) for n in _NEGATIVE.findall(text)]
@@ -261,6 +262,7 @@ def spelled_numbers(text: str) -> list[str]:
     words += [_as_json_number(float(n.replace(",", ""))) for n in _THOUSANDS.findall(text)]
     words += [_as_json_number(float(n)) for n in _SCIENTIFIC.findall(text)]
     words += [_as_json_number(float(n) * _SCALES[scale.lower()]) for n, scale in _SCALED.findall(text)]
+    words += ["1" for _ in ones_from_an_end(text)]  # "the last commit", "the first line"
     return words
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .affordance import FILE_NAME, FROM_ROOT, NOT_INSIDE_A_NAME, URL_PATTERN
-from .lexical import STOPWORDS, split_identifier, stem, tokenize
+from .lexical import NUMBER_WORDS, STOPWORDS, split_identifier, stem, tokenize
 
 _WORDS = re.compile(r"[a-z0-9]+")
 # Keys that hold free text (a body, a title, a search query): the home of a quoted span.
@@ -394,12 +394,35 @@ _HOW_MANY = frozenset(["top", "last", "first", "latest", "recent"])
 _PAGE_SIZE_WORDS = frozenset(["per", "limit", "count", "max", "size"])
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 _ORDINAL_PAGE = re.compile(rf"\b({'|'.join(_ORDINALS)})\s+page\b", re.IGNORECASE)
+# "the first line", "the last commit", "the most recent run": one of them, counted from an end. Not a span
+# of time ("the last week"), a page ("the first page" is page 1, above), an occasion ("the first time") or
+# a quantity word ("the last few commits").
+_ONE_FROM_AN_END = re.compile(
+    r"\b(?:the|my|its|your|their)\s+(first|last|latest|newest|oldest|most recent)\s+"
+    r"(?!(?:few|several|couple|many|dozen|hundred|page|time|one|and|or|of|to|in|on|at|for|with|from|by|is|was)\b)"
+    r"(?!(?:milli)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|quarters?|years?|decades?)\b)"
+    r"([a-z][a-z-]*[a-rt-z])\b(?!\s+(?:and|or)\b)",
+    re.IGNORECASE,
+)
 # "a 5% yield after 3 years": a word of time before a number ends its cue, as a function word does
 _TIME_WORDS = frozenset(["after", "before", "within", "during", "since", "until", "over", "in", "for", "every"])
 # "the last 3600 seconds" is a span of time, not a count of things
 _TIME_UNIT = re.compile(
     r"\s+(?:milli)?(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b", re.IGNORECASE
 )
+
+
+def ones_from_an_end(text: str) -> list[str]:
+    """The end ("first", "last", "most recent" …) of each thing a text counts one of from an end: "the
+    first line", "the last commit"; not "the last six months"."""
+    return [m.group(1) for m in _ONE_FROM_AN_END.finditer(text) if m.group(2).lower() not in NUMBER_WORDS]
+
+
+def one_from_an_end_cues(intent: str) -> list[tuple[str, frozenset[str]]]:
+    """ "The first line", "the last commit" as a number 1 with its cue words (its end, and those of a page
+    size or a limit), in the form of :func:`number_cues`. Only for a 1 the model wrote: an implied
+    count says where a 1 goes (``head``, not ``tail``), not that a call must limit its results."""
+    return [("1", frozenset([*tokenize(end), *_PAGE_SIZE_WORDS])) for end in ones_from_an_end(intent)]
 
 
 def number_cues(intent: str) -> list[tuple[str, frozenset[str]]]:

@@ -24,6 +24,7 @@ from .mentions import (
     branch_roles,
     named_items,
     number_cues,
+    one_from_an_end_cues,
     properties,
     quoted_roles,
     quoted_spans,
@@ -245,6 +246,8 @@ def cued_numbers(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     if not keys:
         return arguments
     cues = number_cues(intent)
+    if any(value == 1 and not isinstance(value, bool) for value in arguments.values()):
+        cues += one_from_an_end_cues(intent)  # "the first line": the model's tail 1 is head 1
     stated = Counter(number for number, _ in cues)
     # how well each key fits each number: the words the cue says, then the fewest it does not ("page" is
     # ``page`` before ``perPage``); a cue word the key's description says counts half ("the first 5

@@ -31,7 +31,7 @@ from nexus_gateway.decoding import _value_end, schema_grammar
 from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
-from nexus_gateway.grounding import as_globs, excluded_when_said, ground, said_once_used_once
+from nexus_gateway.grounding import as_globs, excluded_when_said, ground, said_once_used_once, spelled_numbers
 from nexus_gateway.ir import choice_ir, compressed_ir
 from nexus_gateway.mentions import (
     branch_roles,
@@ -39,6 +39,7 @@ from nexus_gateway.mentions import (
     named_keys,
     named_values,
     number_cues,
+    ones_from_an_end,
     quoted_spans,
     said_flags,
     stated_branches,
@@ -871,6 +872,17 @@ def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
     # "the last 3600 seconds" is a span of time, no page size; a word of time ends a cue
     assert cued_numbers({}, pages, "readings of the last 3600 seconds") == {}
     assert number_cues("a 5% annual yield after 3 years")[-1] == ("3", frozenset())
+    # "the last release" is one, counted from its end; "the last six months" and "the last week" are spans
+    # a 1 the model did not write is not added: "the latest release" moves a 1, it asks for no limit
+    assert cued_numbers({}, pages, "show the latest release of acme/app") == {}
+    assert cued_numbers({"page": 1}, pages, "show the latest release of acme/app") == {"perPage": 1}
+    first_n, last_n = "If provided, returns only the first N lines", "If provided, returns only the last N lines"
+    lines = {"properties": {"head": {"type": "number", "description": first_n},
+                            "tail": {"type": "number", "description": last_n}}}  # fmt: skip
+    assert cued_numbers({"tail": 1}, lines, "show the first line of notes.txt") == {"head": 1}
+    assert "1" in spelled_numbers("who wrote the last commit")
+    for span in ("rain in the last six months", "what changed the last week", "the last few commits", "the first time"):
+        assert ones_from_an_end(span) == [], span
     # a URL's path numbers a pull request, its anchor a comment by id
     react = {"properties": {"comment_id": {"type": "number"}, "content": {"type": "string"}}}
     link = "thumbsdown this comment: https://github.com/p/e/pull/318#discussion_r1650022311"
@@ -1426,6 +1438,8 @@ def test_everyday_requests_to_the_local_servers_get_what_they_mean(generator: Ar
     assert named.arguments == {"path": "src"}, named.trace()  # not excludePatterns: ["app"]
     first = generate("read_text_file", "show the first 5 lines of notes.txt")
     assert first.arguments == {"path": "notes.txt", "head": 5}, first.trace()
+    one = generate("read_text_file", "show the first line of notes.txt")  # the model wrote tail: 1, head: 0
+    assert one.arguments == {"path": "notes.txt", "head": 1}, one.trace()
     now = generate("get_current_time", "what time is it")
     assert now.arguments == {"timezone": "UTC"} and now.missing == [], now.trace()
 
