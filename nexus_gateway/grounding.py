@@ -336,6 +336,7 @@ def as_clock_time(value: Any, prop: dict[str, Any], sources: _Sources) -> Any:
 # would match only a file named ".py".
 _GLOB_WORD = re.compile(r"(?<!\S)[^\s'\"]*[*?][^\s'\"]*")
 _BARE_EXTENSION = re.compile(r"^\.[A-Za-z0-9]{1,10}$")
+_FILE_NAME_ONLY = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,9}$")  # "app.py", "package.json"
 
 
 def as_globs(
@@ -344,10 +345,11 @@ def as_globs(
     """A pattern key of a tool that takes globs (its description or the key's says "glob") gets a glob:
     "files ending in .py" makes the 0.5B model write ``.py``, which matches no file, so it becomes
     ``*.py`` (as does the model's own ``*.py`` for it), or ``**/*.py`` when the tool searches
-    recursively (a glob without ``/`` matches only the top folder); a wildcard the model cut short
-    (``*`` for "find *.py files", which matches every file) becomes the one glob the request says that
-    starts with it; and a list of globs keeps only those the request says (the model fills
-    ``excludePatterns`` with ``*.md`` for "every .md file in docs", which would exclude every match).
+    recursively (a glob without ``/`` matches only the top folder), as a file name does (``**/app.py``
+    for "files named app.py"); a wildcard the model cut short (``*`` for "find *.py files", which
+    matches every file) becomes the one glob the request says that starts with it; and a list of globs
+    keeps only those the request says (the model fills ``excludePatterns`` with ``*.md`` for "every .md
+    file in docs", which would exclude every match).
     Returns the arguments and the keys dropped."""
     props = schema.get("properties") or {}
     said = {w.rstrip(".,;:!?)") for w in _GLOB_WORD.findall(text)}
@@ -366,6 +368,8 @@ def as_globs(
                 dropped.append(key)
         elif isinstance(value, str) and value not in said and _BARE_EXTENSION.match(value.removeprefix("*")):
             out[key] = ("**/*" if "recursive" in said_here else "*") + value.removeprefix("*")
+        elif isinstance(value, str) and "recursive" in said_here and _FILE_NAME_ONLY.match(value):
+            out[key] = "**/" + value  # "files named app.py": anywhere below, not only in the top folder
         elif isinstance(value, str) and value not in said:
             longer = [w for w in said if w.startswith(value) and w != value]
             out[key] = longer[0] if len(longer) == 1 else value
@@ -567,10 +571,13 @@ def _unasked_prose(value: Any, key: str, named: set[str], sources: _Sources) -> 
 
 
 # Where a value goes or comes from, by the key's name and by the word the request says before it: "and to
-# Paris?" fills ``target_timezone``, "from main" ``source_branch``.
+# Paris?" fills ``target_timezone``, "from main" ``source_branch``, "files named app.py" a search's
+# ``pattern`` rather than its ``path``.
 _KEY_ROLES = {"target": "to", "to": "to", "destination": "to", "dest": "to", "dst": "to"}
 _KEY_ROLES |= {"source": "from", "from": "from", "origin": "from", "src": "from"}
+_KEY_ROLES |= {"name": "name", "filename": "name", "pattern": "name"}
 _SAID_ROLES = {"to": "to", "into": "to", "toward": "to", "towards": "to", "from": "from"}
+_SAID_ROLES |= {"named": "name", "called": "name"}
 
 
 def _said_role(value: str, text: str) -> str | None:

@@ -206,6 +206,8 @@ def test_a_value_said_once_fills_one_argument_the_current_directory_is_dot_the_l
     paris = {"source_timezone": "Europe/Paris", "time": "15:00", "target_timezone": "Europe/Paris"}
     kept, dropped = said_once_used_once(paris, "and to Paris? convert 3pm")
     assert kept == {"time": "15:00", "target_timezone": "Europe/Paris"} and dropped == ["source_timezone"]
+    named = {"path": "app.py", "pattern": "app.py"}  # "named" gives a name: the search's pattern, not its path
+    assert said_once_used_once(named, "find files named app.py") == ({"pattern": "app.py"}, ["path"])
     kept, dropped = said_once_used_once(paris, "what is 3pm from Paris")
     assert kept == {"source_timezone": "Europe/Paris", "time": "15:00"} and dropped == ["target_timezone"]
     assert ground({"path": "."}, search, "list what is in this directory") == ({"path": "."}, [])
@@ -1364,6 +1366,8 @@ def test_a_glob_key_gets_a_glob_that_matches_what_the_request_says() -> None:
         {"path": ".", "pattern": "**/*.py"},
         [],
     )
+    named = as_globs({"path": ".", "pattern": "app.py"}, schema, description, "find files named app.py")
+    assert named == ({"path": ".", "pattern": "**/app.py"}, [])  # anywhere below, as the search recurses
     cut_short = {"path": ".", "pattern": "*"}
     assert as_globs(cut_short, schema, description, "find *.py files")[0]["pattern"] == "*.py"
     assert as_globs(cut_short, schema, description, "list everything, *")[0]["pattern"] == "*"  # said so
