@@ -581,7 +581,7 @@ _SAID_ROLES |= {"named": "name", "called": "name"}
 
 
 def _said_role(value: str, text: str) -> str | None:
-    """The role the request's word before ``value`` gives it ("to", "from"), or None. A zone or a path is
+    """The role the request's word before ``value`` gives it ("to", "from", "name"), or None. A zone or a path is
     also found by its last part (``Europe/Paris`` as "Paris", ``America/New_York`` as "New York")."""
     for mention in dict.fromkeys((value, value.rsplit("/", 1)[-1].replace("_", " "))):
         if not mention.strip():

@@ -419,7 +419,7 @@ def ones_from_an_end(text: str) -> list[str]:
 
 
 def one_from_an_end_cues(intent: str) -> list[tuple[str, frozenset[str]]]:
-    """ "The first line", "the last commit" as a number 1 with its cue words (its end, and those of a page
+    """A 1 for each "the first line", "the last commit", with its cue words (its end, and those of a page
     size or a limit), in the form of :func:`number_cues`. Only for a 1 the model wrote: an implied
     count says where a 1 goes (``head``, not ``tail``), not that a call must limit its results."""
     return [("1", frozenset([*tokenize(end), *_PAGE_SIZE_WORDS])) for end in ones_from_an_end(intent)]

@@ -71,7 +71,8 @@ def described_options(prop: Any, siblings: Collection[str] = ()) -> list[str] | 
 
 def with_described_options(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` with an ``enum`` for each top-level string parameter whose description lists its values
-    (:func:`described_options`), for the decoder; the server's schema is what validation checks."""
+    (:func:`described_options`), for the decoder, grounding and the eval's leak count; the IR shows the
+    server's schema and validation checks it."""
     props = schema.get("properties")
     if not isinstance(props, dict):
         return schema
