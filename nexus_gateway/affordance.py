@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .lexical import split_identifier
+
 SLOT_KINDS = ("repo", "number", "url", "path", "time")
 
 URL_PATTERN = re.compile(r"https?://\S+")
@@ -125,7 +127,7 @@ def _parameter_kinds(name: object, schema: object) -> set[str]:
 def holds_a_time(key: str) -> bool:
     """A parameter named for a time of day (``time``, ``start_time``, ``meetingTime``), not a zone or a
     stamp (``timezone``, ``timestamp``, ``time_zone``)."""
-    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", key).lower().replace("_", " ").replace("-", " ").split()
+    words = split_identifier(key).lower().split()
     return "time" in words and not {"zone", "stamp"} & set(words)
 
 

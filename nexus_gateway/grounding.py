@@ -300,13 +300,18 @@ def _iana_zones() -> frozenset[str]:
         return frozenset()
 
 
+def _place(zone: str) -> str:
+    """The place a zone (or a path) names last, as said: ``America/New_York`` → ``New York``."""
+    return zone.rsplit("/", 1)[-1].replace("_", " ")
+
+
 @functools.cache
 def _zones_by_place() -> dict[str, str]:
     """``"new york"`` → ``America/New_York``, for the places that name one zone only."""
     places: dict[str, list[str]] = {}
     for zone in _iana_zones():
         if "/" in zone and not zone.startswith(("Etc/", "SystemV/")):
-            places.setdefault(zone.rsplit("/", 1)[-1].replace("_", " ").lower(), []).append(zone)
+            places.setdefault(_place(zone).lower(), []).append(zone)
     return {place: zones[0] for place, zones in places.items() if len(zones) == 1}
 
 
@@ -436,7 +441,7 @@ def _normalised_zone(value: str, sources: _Sources) -> bool:
     sources state. A zone the request does not place ("my time", "another zone") stays ungrounded."""
     if "/" not in value or value not in _iana_zones():
         return False
-    place = _run_tokens(value.rsplit("/", 1)[-1].replace("_", " "))
+    place = _run_tokens(_place(value))
     return bool(place) and sources.states_run(place)
 
 
@@ -583,7 +588,7 @@ _SAID_ROLES |= {"named": "name", "called": "name"}
 def _said_role(value: str, text: str) -> str | None:
     """The role the request's word before ``value`` gives it ("to", "from", "name"), or None. A zone or a path is
     also found by its last part (``Europe/Paris`` as "Paris", ``America/New_York`` as "New York")."""
-    for mention in dict.fromkeys((value, value.rsplit("/", 1)[-1].replace("_", " "))):
+    for mention in dict.fromkeys((value, _place(value))):
         if not mention.strip():
             continue
         found = re.search(rf"\b(\w+)\s+(?:the\s+)?{re.escape(mention)}(?!\w)", text, re.I)
