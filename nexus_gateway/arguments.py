@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from .decoding import SchemaDecoder, Vocabulary, a_file_for_a_folder
 from .engine import ContextOverflow, GenerationBackend
-from .grounding import as_globs, excluded_when_said, ground, said_once_used_once
+from .grounding import as_globs, excluded_when_said, file_kind_globs, ground, said_once_used_once
 from .ir import compressed_ir
 from .mentions import (
     free_text_keys,
@@ -381,9 +381,10 @@ class ArgumentGenerator:
         arguments, dropped = ground(raw, listed, sources)
         arguments = place_stated(arguments, schema, intent, name, earlier)
         arguments, repeated = said_once_used_once(arguments, sources)
+        arguments, kind_words = file_kind_globs(arguments, schema, description, intent)
         arguments, unsaid_globs = as_globs(arguments, schema, description, intent)
         arguments, unasked_exclusions = excluded_when_said(arguments, intent)
-        dropped = [*dropped, *repeated, *unsaid_globs, *unasked_exclusions]
+        dropped = [*dropped, *repeated, *kind_words, *unsaid_globs, *unasked_exclusions]
         from_last_call = sorted(k for k in carried if k not in arguments and k not in given)
         arguments = {**{k: carried[k] for k in from_last_call}, **arguments}
         # A configured default (``given``) yields only to a value the request states as one: a path, a

@@ -344,6 +344,79 @@ _BARE_EXTENSION = re.compile(r"^\.[A-Za-z0-9]{1,10}$")
 _FILE_NAME_ONLY = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,9}$")  # "app.py", "package.json"
 
 
+def _takes_a_glob(key: str, prop: dict[str, Any], description: str | None) -> bool:
+    """A pattern key of a tool that takes globs: its description or the key's says "glob"."""
+    said_here = f"{prop.get('description', '')} {description or ''}".lower()
+    return bool(re.search(r"glob|pattern", key, re.I)) and "glob" in said_here
+
+
+# Files a request names by their language or format ("find all python files", "the markdown docs in
+# docs"), and the extension of each; a kind with more than one usual extension (YAML, JPEG, HTML) is left
+# out rather than half matched.
+FILE_KINDS = {
+    "python": ".py",
+    "javascript": ".js",
+    "typescript": ".ts",
+    "markdown": ".md",
+    "json": ".json",
+    "toml": ".toml",
+    "rust": ".rs",
+    "java": ".java",
+    "kotlin": ".kt",
+    "ruby": ".rb",
+    "php": ".php",
+    "shell": ".sh",
+    "bash": ".sh",
+    "csv": ".csv",
+    "text": ".txt",
+    "log": ".log",
+    "xml": ".xml",
+    "sql": ".sql",
+    "swift": ".swift",
+    "pdf": ".pdf",
+    "png": ".png",
+    "svg": ".svg",
+    "css": ".css",
+    "notebook": ".ipynb",
+    "jupyter": ".ipynb",
+}
+_KIND_SAID = re.compile(
+    rf"\b({'|'.join(FILE_KINDS)})\s+(?:source\s+)?(?:files?|scripts?|sources?|modules?|documents?|docs|notebooks?"
+    r"|images?|pictures?|configs?|logs?|sheets?|spreadsheets?)\b",
+    re.I,
+)
+
+
+_PLACE_KEY = re.compile(r"path|dir|folder|root|location|cwd", re.I)
+
+
+def file_kind_globs(
+    arguments: dict[str, Any], schema: dict[str, Any], description: str | None, text: str
+) -> tuple[dict[str, Any], list[str]]:
+    """A request such as "find all python files" names no glob, so the 0.5B model writes a regular
+    expression (``.*\\.py``) or half a glob (``*.*md``), which grounding drops, and the call asked for its
+    pattern. When the request names one kind of file, a glob key the request gives no glob of its own gets
+    ``*.py`` (``as_globs`` then makes it recursive where the tool searches below), and a folder's key that
+    holds only the kind's word (``path: "json"`` for "where are the json files") is dropped: a kind of
+    file is not a folder. Returns the arguments and the keys dropped."""
+    kinds = {FILE_KINDS[m.group(1).lower()]: m.group(1).lower() for m in _KIND_SAID.finditer(text)}
+    if len(kinds) != 1:
+        return arguments, []
+    ((extension, word),) = kinds.items()
+    said = {w.rstrip(".,;:!?)") for w in _GLOB_WORD.findall(text)}
+    props = schema.get("properties") or {}
+    out = {
+        k: v
+        for k, v in arguments.items()
+        if not (isinstance(v, str) and v.lower() == word and _PLACE_KEY.search(k))  # ``language: python`` stays
+    }
+    for key, prop in props.items():
+        value = out.get(key)
+        if prop.get("type") == "string" and _takes_a_glob(key, prop, description) and value not in said:
+            out[key] = "*" + extension
+    return out, [k for k in arguments if k not in out]
+
+
 def as_globs(
     arguments: dict[str, Any], schema: dict[str, Any], description: str | None, text: str
 ) -> tuple[dict[str, Any], list[str]]:
@@ -363,7 +436,7 @@ def as_globs(
     for key, value in arguments.items():
         prop = props.get(key) or {}
         said_here = f"{prop.get('description', '')} {description or ''}".lower()
-        if not re.search(r"glob|pattern", key, re.I) or "glob" not in said_here:
+        if not _takes_a_glob(key, prop, description):
             out[key] = value
         elif isinstance(value, list):
             kept = [v for v in value if not isinstance(v, str) or not _GLOB_WORD.fullmatch(v) or v in said]

@@ -31,7 +31,14 @@ from nexus_gateway.decoding import _value_end, schema_grammar
 from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
-from nexus_gateway.grounding import as_globs, excluded_when_said, ground, said_once_used_once, spelled_numbers
+from nexus_gateway.grounding import (
+    as_globs,
+    excluded_when_said,
+    file_kind_globs,
+    ground,
+    said_once_used_once,
+    spelled_numbers,
+)
 from nexus_gateway.ir import choice_ir, compressed_ir
 from nexus_gateway.mentions import (
     branch_roles,
@@ -1381,6 +1388,38 @@ def test_a_glob_key_gets_a_glob_that_matches_what_the_request_says() -> None:
     # a key that takes no glob is left alone: a regular expression's ".py" means something else
     regex = {"properties": {"pattern": {"type": "string", "description": "a regular expression"}}}
     assert as_globs({"pattern": ".py"}, regex, "Search file contents", "lines matching .py") == ({"pattern": ".py"}, [])
+
+
+def test_a_kind_of_file_the_request_names_becomes_the_glob_for_it() -> None:
+    """ "find all python files" names no glob: the 0.5B model wrote ``.*\\.py`` (a regular expression, which
+    grounding drops, so the call asked for its pattern), ``*.*md`` or ``path: "json"``."""
+    tool = next(t for t in REGISTRY if t["name"] == "search_files")
+    schema, description = tool["inputSchema"], tool["description"]
+
+    def globbed(arguments: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
+        kinds, dropped = file_kind_globs(arguments, schema, description, text)
+        return as_globs(kinds, schema, description, text)[0], dropped
+
+    assert globbed({}, "find all python files") == ({"pattern": "**/*.py"}, [])
+    assert globbed({"path": "docs", "pattern": "*.*md"}, "list the markdown files in docs")[0] == {
+        "path": "docs",
+        "pattern": "**/*.md",
+    }
+    assert globbed({"path": "json"}, "where are the json files") == ({"pattern": "**/*.json"}, ["path"])
+    # a glob the request says is its own; two kinds, or none, leave the model's values alone
+    said = {"path": "src", "pattern": "test_*.py"}
+    assert globbed(said, "find python files named test_*.py in src")[0] == said
+    assert file_kind_globs({"pattern": "*.md"}, schema, description, "python and markdown files")[0] == {
+        "pattern": "*.md"
+    }
+    assert file_kind_globs({"path": "text"}, schema, description, "search for the word text") == ({"path": "text"}, [])
+    assert file_kind_globs({"language": "python"}, {}, None, "count the python files")[0] == {"language": "python"}
+    # a key that takes no glob keeps its regular expression
+    regex = {"properties": {"pattern": {"type": "string", "description": "a regular expression"}}}
+    assert file_kind_globs({"pattern": r"def \w+"}, regex, "Search file contents", "in python files") == (
+        {"pattern": r"def \w+"},
+        [],
+    )
 
 
 def test_values_a_description_lists_are_an_enum_for_the_decoder() -> None:
