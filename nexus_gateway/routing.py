@@ -27,6 +27,7 @@ Measured effects of each stage are in ``docs/routing.md``.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -193,6 +194,36 @@ def distinguishing_requirements(docs: Sequence[RouteDoc]) -> dict[str, np.ndarra
     }
 
 
+# A tool its own server has retired in favour of another: "DEPRECATED: Use read_text_file instead."
+_SUPERSEDED = re.compile(
+    r"\bdeprecated\b.{0,80}?(?:\buse\s+[`'\"]?([A-Za-z][\w.-]*)[`'\"]?\s+instead|\bin\s+fav(?:o|ou)r\s+of\s+[`'\"]?"
+    r"([A-Za-z][\w.-]*))",
+    re.I | re.S,
+)
+RETIRED_STEP = np.float32(1.0)  # how far below its successor a retired tool is scored
+
+
+def superseded_by(description: str) -> str | None:
+    """The tool name a description says to use instead of this deprecated one, if it names one."""
+    match = _SUPERSEDED.search(description)
+    return (match.group(1) or match.group(2)).rstrip(".") if match else None
+
+
+def successor_rows(docs: Sequence[RouteDoc]) -> np.ndarray:
+    """Pairs (retired row, successor row): a tool whose description says it is deprecated in favour of
+    another tool of the same server. The filesystem server keeps ``read_file`` ("DEPRECATED: Use
+    read_text_file instead.") beside ``read_text_file``, with the plainer name, so "read notes.txt" went
+    to the tool its own server asks clients not to use."""
+    rows = {(d.server, d.name): i for i, d in enumerate(docs)}
+    pairs = []
+    for i, doc in enumerate(docs):
+        name = superseded_by(doc.description)
+        j = rows.get((doc.server, name)) if name else None
+        if j is not None and j != i:
+            pairs.append((i, j))
+    return np.array(pairs, dtype=np.intp).reshape(-1, 2)
+
+
 def server_affordances(docs: Sequence[RouteDoc], affords: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Per slot kind, the share of each tool's server whose tools take it, less the mean over all
     tools. A request that names ``owner/repo`` is a request for a server whose tools take one, even when
@@ -253,6 +284,7 @@ class Router:
         self.server_affords = server_affordances(ordered, self.affords)
         self.platforms = PlatformIndex([d.server for d in ordered], [f"{d.name} {d.description}" for d in ordered])
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
+        self.successors = successor_rows(ordered)
 
     def apply(self, added: Sequence[RouteDoc], vectors: np.ndarray, removed: Sequence[str]) -> None:
         """Incremental update when an upstream's tools change: only those rows are written or dropped."""
@@ -325,6 +357,11 @@ class Router:
         if wanted is not None:
             mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)
             fused = fused - np.float32(calibration.mood_weight) * mismatch
+        if len(self.successors):
+            # what a request finds in a retired tool it finds in its successor, which ranks above it
+            retired, successor = self.successors[:, 0], self.successors[:, 1]
+            fused[successor] = np.maximum(fused[successor], fused[retired])
+            fused[retired] = fused[successor] - RETIRED_STEP
         return lexical, fused
 
     def route_vector(

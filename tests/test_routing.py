@@ -24,6 +24,7 @@ from nexus_gateway.routing import (
     distinguishing_requirements,
     embedded_intent,
     server_affordances,
+    superseded_by,
     tool_document,
 )
 from nexus_gateway.window import SessionWindow
@@ -136,6 +137,19 @@ def test_a_time_of_day_routes_to_the_tool_that_takes_one(embedder: Embedder) -> 
     assert router.route("what is 10am Tokyo time in Berlin").chosen == "time__convert_time"
     assert router.route("my meeting is at 2pm Berlin time, what's that in India").chosen == "time__convert_time"
     assert router.route("what's the time in Sydney").chosen == "time__get_current_time"
+
+
+def test_a_tool_its_server_retired_yields_to_the_one_it_names(embedder: Embedder) -> None:
+    """The filesystem server keeps ``read_file`` ("DEPRECATED: Use read_text_file instead.") beside
+    ``read_text_file``; the plainer name took "read notes.txt". The request's score for the retired tool
+    goes to its successor, and the retired one ranks below it."""
+    assert superseded_by("Read a file as text. DEPRECATED: Use read_text_file instead.") == "read_text_file"
+    assert superseded_by("Deprecated in favour of `issue_write`.") == "issue_write"
+    assert superseded_by("workspaceRoot (deprecated): use the new field instead") is None
+    result = local_router(embedder).route("read notes.txt", limit=10)
+    ranked = [c.id for c in result.candidates]
+    assert result.chosen == "filesystem__read_text_file", ranked
+    assert "filesystem__read_file" not in ranked[:3], ranked
 
 
 def test_the_embedder_reads_an_intent_without_its_argument_values(embedder: Embedder) -> None:
