@@ -37,7 +37,7 @@ import numpy as np
 
 from .affordance import SLOT_KINDS, filled_slots, query_slots, tool_affordances, tool_requirements
 from .embedder import CrossEncoder, Embedder
-from .lexical import BM25Index, NameCoverage, split_identifier, without_values
+from .lexical import BM25Index, NameCoverage, split_identifier, tokenize, without_values
 from .mood import request_mood, tool_mood
 from .platforms import PlatformIndex
 from .slb import SemanticLookasideBuffer
@@ -224,6 +224,15 @@ def successor_rows(docs: Sequence[RouteDoc]) -> np.ndarray:
     return np.array(pairs, dtype=np.intp).reshape(-1, 2)
 
 
+def lexical_documents(docs: Sequence[RouteDoc]) -> list[list[str]]:
+    """Each tool's lexical terms, and its server's name among them where the registry has more than one
+    server: users name the server they mean ("show me everything stored in memory" is the memory server's
+    ``read_graph``, not git's ``git_show``), and the name is what they called it in their config. One
+    server's name, shared by every tool, tells none apart and would only lengthen each document."""
+    named = len({d.server for d in docs}) > 1
+    return [list(d.tokens) + (tokenize(d.server) if named else []) for d in docs]
+
+
 def server_affordances(docs: Sequence[RouteDoc], affords: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Per slot kind, the share of each tool's server whose tools take it, less the mean over all
     tools. A request that names ``owner/repo`` is a request for a server whose tools take one, even when
@@ -275,7 +284,7 @@ class Router:
     def _index_rows(self) -> None:
         """Lexical index and affordance columns follow the SLB's row order."""
         ordered = self.slb_docs()
-        self.bm25 = BM25Index([list(d.tokens) for d in ordered])
+        self.bm25 = BM25Index(lexical_documents(ordered))
         self.names = NameCoverage([d.name for d in ordered])
         self.affords = {
             kind: np.array([kind in d.affordances for d in ordered], dtype=np.float32) for kind in SLOT_KINDS

@@ -14,6 +14,7 @@ from mcp import ClientSession
 from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, tool_affordances, tool_requirements
 from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
+from nexus_gateway.lexical import tokenize
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
 from nexus_gateway.platforms import named_platforms, server_platforms
@@ -23,6 +24,7 @@ from nexus_gateway.routing import (
     Router,
     distinguishing_requirements,
     embedded_intent,
+    lexical_documents,
     server_affordances,
     superseded_by,
     tool_document,
@@ -150,6 +152,16 @@ def test_a_tool_its_server_retired_yields_to_the_one_it_names(embedder: Embedder
     ranked = [c.id for c in result.candidates]
     assert result.chosen == "filesystem__read_text_file", ranked
     assert "filesystem__read_file" not in ranked[:3], ranked
+
+
+def test_a_request_that_names_a_server_leans_to_its_tools(embedder: Embedder) -> None:
+    """Users name the server they mean, in the words of their config: this went to git's ``git_show``."""
+    assert local_router(embedder).route("show me everything stored in memory").chosen == "memory__read_graph"
+    # one server's name, shared by every tool, is no term: it would only lengthen each document
+    alone = [RouteDoc("a", "a", "", ["x"], server="bfcl"), RouteDoc("b", "b", "", ["y"], server="bfcl")]
+    assert lexical_documents(alone) == [["x"], ["y"]]
+    two = [RouteDoc("a", "a", "", ["x"], server="memory"), RouteDoc("b", "b", "", ["y"], server="@acme/mcp-git")]
+    assert lexical_documents(two) == [["x", *tokenize("memory")], ["y", *tokenize("acme mcp git")]]
 
 
 def test_the_embedder_reads_an_intent_without_its_argument_values(embedder: Embedder) -> None:
