@@ -8,6 +8,7 @@ query/document prefixes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -84,6 +85,13 @@ class Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed(self.spec.query_prefix + text)
+
+    @functools.cached_property
+    def whole_words(self) -> frozenset[str]:
+        """The lower-case words its tokenizer holds whole (not as ``##`` pieces): real words, which the
+        lexical signal does not take for typos ("keep" is not "deep", "note" not "node")."""
+        vocabulary = self.tokenizer.get_vocab()  # type: ignore[attr-defined]
+        return frozenset(w for w in vocabulary if w.isascii() and w.isalpha() and w.islower())
 
     def embed_document(self, text: str) -> np.ndarray:
         return self._embed(self.spec.document_prefix + text)

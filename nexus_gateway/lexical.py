@@ -220,8 +220,15 @@ class BM25Index:
     GitHub with the pool 247 → 249 of 332 (6 fixed, 4 broken) at N = 250 and all (docs/routing.md).
     """
 
-    def __init__(self, documents: Sequence[list[str]], k1: float = 0.8, b: float = 0.75) -> None:
+    def __init__(
+        self,
+        documents: Sequence[list[str]],
+        k1: float = 0.8,
+        b: float = 0.75,
+        known_words: frozenset[str] = frozenset(),
+    ) -> None:
         self.size = len(documents)
+        self.known_words = known_words
         lengths = np.array([len(t) for t in documents], dtype=np.float32)
         average = float(lengths.mean()) if self.size and lengths.mean() > 0 else 1.0
         postings: dict[str, tuple[list[int], list[float]]] = {}
@@ -252,7 +259,10 @@ class BM25Index:
 
         Typed requests carry typos ("brnach", "fodler") that would otherwise match nothing; among several
         candidates the most frequent term wins. Deletion neighbourhoods (SymSpell) keep this a few dict
-        look-ups rather than a pass over the vocabulary. Short tokens are left alone: too ambiguous.
+        look-ups rather than a pass over the vocabulary. Short tokens are left alone: too ambiguous. A word
+        of ``known_words`` (the embedder's whole words) is no typo: it only loses a last letter to a term
+        it inflects ("named" → name, "titled" → title), where the light stemmer leaves it; otherwise
+        "keep" became "deep", "note" "node", "date" "data" and "ship" "skip" (docs/routing.md).
         """
         if len(token) < 4 or not token.isalpha() or token in NUMBER_WORDS:
             return None
@@ -260,6 +270,8 @@ class BM25Index:
         for key in _deletions(token) | {token}:
             candidates |= self._neighbours.get(key, set())
         candidates = {term for term in candidates if one_edit_apart(token, term)}
+        if token in self.known_words:
+            candidates = {term for term in candidates if term == token[:-1]}
         if not candidates:
             return None
         return min(candidates, key=lambda term: (-len(self.postings[term][0]), term))

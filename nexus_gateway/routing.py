@@ -284,7 +284,7 @@ class Router:
     def _index_rows(self) -> None:
         """Lexical index and affordance columns follow the SLB's row order."""
         ordered = self.slb_docs()
-        self.bm25 = BM25Index(lexical_documents(ordered))
+        self.bm25 = BM25Index(lexical_documents(ordered), known_words=self.embedder.whole_words)
         self.names = NameCoverage([d.name for d in ordered])
         self.affords = {
             kind: np.array([kind in d.affordances for d in ordered], dtype=np.float32) for kind in SLOT_KINDS
