@@ -112,10 +112,16 @@ def stem(word: str) -> str:
     return word
 
 
+# The clitic of a contraction or possessive ("what's", "Alice's", "don't"): split off, it was a term of
+# its own, "s" or "t", which matched every description with a possessive ("what's the date today" went to
+# ``read_multiple_files``).
+_CLITIC = re.compile(r"(?<=[a-z])['’](?:s|t|d|m|ll|re|ve)\b")
+
+
 def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
     """Lower-cased, identifier-split, abbreviation-expanded, stop-word-free, lightly stemmed tokens."""
     words: list[str] = []
-    for word in _WORD.findall(split_identifier(text).lower()):
+    for word in _WORD.findall(_CLITIC.sub("", split_identifier(text).lower())):
         words.extend(ABBREVIATIONS[word].split() if word in ABBREVIATIONS else (word,))
     return [stem(w) for w in words if w not in stopwords]
 

@@ -71,8 +71,9 @@ class SearchHit:
 
 
 # What an ingested entry holds; bump it when that changes, and cached entries are recomputed (cheap: the
-# embeddings live apart, under the schema key). 2: enum values in the lexical tokens.
-INGEST_FORMAT = 2
+# embeddings live apart, under the schema key). 2: enum values in the lexical tokens; 3: no clitics
+# ("'s", "n't") as tokens of their own.
+INGEST_FORMAT = 3
 
 
 def _ingest(server: str, tool: dict[str, Any], key: str) -> dict[str, Any]:

@@ -154,6 +154,16 @@ def test_a_tool_its_server_retired_yields_to_the_one_it_names(embedder: Embedder
     assert "filesystem__read_file" not in ranked[:3], ranked
 
 
+def test_real_words_are_no_typos_and_clitics_no_terms(embedder: Embedder) -> None:
+    """The corrector read "keep" as deep, "note" as node, "date" as data; "what's" left the term "s"."""
+    router = local_router(embedder)
+    terms = router.bm25.query_terms("keep in mind the note: what's the date today")
+    assert "deep" not in terms and "node" not in terms and "data" not in terms and "s" not in terms, terms
+    assert router.bm25.query_terms("brnach comit") == ["branch", "commit"]  # typos are still mended
+    assert "name" in router.bm25.query_terms("the file named notes")  # as is an inflection the stem keeps
+    assert tokenize("Alice's file, don't") == ["alice", "file", "don"]
+
+
 def test_a_request_that_names_a_server_leans_to_its_tools(embedder: Embedder) -> None:
     """Users name the server they mean, in the words of their config: this went to git's ``git_show``."""
     assert local_router(embedder).route("show me everything stored in memory").chosen == "memory__read_graph"
