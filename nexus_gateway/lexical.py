@@ -68,17 +68,17 @@ ABBREVIATIONS = {
 # Plain words for operations and things that tool descriptions name otherwise (generic software
 # vocabulary only). Used for a query word the registry never says, as the abbreviations are.
 SYNONYMS = {
-    "folder": "directory",
-    "forget": "delete",
-    "erase": "delete",
-    "remove": "delete",
-    "rename": "move",
-    "fetch": "get",
-    "retrieve": "get",
-    "modify": "update",
-    "make": "create",
-    "sum": "add",
-    "plus": "add",
+    "folder": ("directory",),
+    "forget": ("delete",),
+    "erase": ("delete",),
+    "remove": ("delete",),
+    "rename": ("move",),
+    "fetch": ("get",),
+    "retrieve": ("get",),
+    "modify": ("update",),
+    "make": ("create",),
+    "sum": ("add",),
+    "plus": ("add", "sum"),
 }
 
 
@@ -292,11 +292,11 @@ class BM25Index:
         terms = []
         for token in dict.fromkeys(tokenize(query, QUERY_STOPWORDS)):
             known = token in self.postings or token in names
-            synonym = None if known else stem(SYNONYMS.get(token, token))
+            synonyms = [] if known else [t for t in map(stem, SYNONYMS.get(token, ())) if t in self.postings]
             if known:
                 terms.append(token)
-            elif synonym != token and synonym in self.postings:
-                terms.append(synonym)  # "create a folder" → directory, where the tools never say folder
+            elif synonyms:
+                terms.extend(synonyms)  # "create a folder" → directory, where the tools never say folder
             else:
                 terms.append(self.correct(token) or token)
         return list(dict.fromkeys(terms))

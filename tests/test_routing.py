@@ -162,6 +162,8 @@ def test_real_words_are_no_typos_and_clitics_no_terms(embedder: Embedder) -> Non
     assert router.bm25.query_terms("brnach comit") == ["branch", "commit"]  # typos are still mended
     assert "name" in router.bm25.query_terms("the file named notes")  # as is an inflection the stem keeps
     assert tokenize("Alice's file, don't") == ["alice", "file", "don"]
+    # a word the tools never say stands for each of its synonyms they do: "plus" for get-sum's "sum"
+    assert router.route("what is 7 plus 35").chosen == "everything__get-sum"
 
 
 def test_a_request_that_names_a_server_leans_to_its_tools(embedder: Embedder) -> None:
