@@ -266,8 +266,8 @@ class BM25Index:
         Typed requests carry typos ("brnach", "fodler") that would otherwise match nothing; among several
         candidates the most frequent term wins. Deletion neighbourhoods (SymSpell) keep this a few dict
         look-ups rather than a pass over the vocabulary. Short tokens are left alone: too ambiguous. A word
-        of ``known_words`` (the embedder's whole words) is no typo: it only loses a last letter to a term
-        it inflects ("named" → name, "titled" → title), where the light stemmer leaves it; otherwise
+        of ``known_words`` (the embedder's whole words) is no typo: it only loses the last letter of "-ed" to
+        a term it inflects ("named" → name, "titled" → title), where the light stemmer leaves it; otherwise
         "keep" became "deep", "note" "node", "date" "data" and "ship" "skip" (docs/routing.md).
         """
         if len(token) < 4 or not token.isalpha() or token in NUMBER_WORDS:
@@ -276,8 +276,8 @@ class BM25Index:
         for key in _deletions(token) | {token}:
             candidates |= self._neighbours.get(key, set())
         candidates = {term for term in candidates if one_edit_apart(token, term)}
-        if token in self.known_words:
-            candidates = {term for term in candidates if term == token[:-1]}
+        if token in self.known_words:  # "named" → name, but "note" is not "not"
+            candidates = {term for term in candidates if token.endswith("ed") and term == token[:-1]}
         if not candidates:
             return None
         return min(candidates, key=lambda term: (-len(self.postings[term][0]), term))
