@@ -66,7 +66,8 @@ ABBREVIATIONS = {
 
 
 # Plain words for operations and things that tool descriptions name otherwise (generic software
-# vocabulary only). Used for a query word the registry never says, as the abbreviations are.
+# vocabulary only). Used for a query word the registry never says, as the abbreviations are: each word of
+# its group that the registry says stands in for it ("plus" for get-sum's "sum" and for "add").
 SYNONYMS = {
     "folder": ("directory",),
     "forget": ("delete",),
@@ -283,8 +284,8 @@ class BM25Index:
         return min(candidates, key=lambda term: (-len(self.postings[term][0]), term))
 
     def query_terms(self, query: str) -> list[str]:
-        """The query's distinct terms; each one the registry never says replaced by its plain synonym when
-        the registry says that (``SYNONYMS``: "folder" → directory), else by its one-edit correction when
+        """The query's distinct terms; each one the registry never says replaced by its plain synonyms that
+        the registry says (``SYNONYMS``: "folder" → directory), else by its one-edit correction when
         there is one, except the parts of names typed as identifiers (``octo-org/app``). Argument values
         (quoted text, paths, file names: ``without_values``) are no terms at all."""
         query = without_values(query)
