@@ -1475,6 +1475,8 @@ def test_everyday_requests_to_the_local_servers_get_what_they_mean(generator: Ar
     # "ending in .py" is no glob: the model's ".py" or "*.py" for it would miss every file below the top
     ending = generate("search_files", "search for files ending in .py in the current folder")
     assert ending.arguments == {"path": ".", "pattern": "**/*.py"}, ending.trace()
+    kind = generate("search_files", "find every typescript file under src")  # the model wrote .*\.ts$
+    assert kind.arguments == {"path": "src", "pattern": "**/*.ts"}, kind.trace()
     branch = generate("git_branch", "what branch am I on")
     assert branch.arguments.get("branch_type") == "local", branch.trace()  # a value its description lists
     named = generate("directory_tree", "which files have 'app' in the name under src")
