@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any
 
 from .affordance import REPO_PATTERN, URL_PATTERN
-from .lexical import NUMBER_WORDS, STOPWORDS, split_identifier, stem
+from .lexical import NUMBER_WORDS, STOPWORDS, split_identifier, stem, tokenize
 from .mentions import (
     FREE_TEXT,
     affirmed,
@@ -102,6 +102,12 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+# What a key that takes "the first line" or "the last commit" says: an end, or a count of results.
+_COUNT_OR_END = frozenset(
+    tokenize("first last head tail top latest recent newest oldest limit count max maximum per size")
+)
+
+
 class _Sources:
     def __init__(self, text: str) -> None:
         self.text = _normal(text)
@@ -113,6 +119,11 @@ class _Sources:
         self.numbers = Counter(_NUMBER.findall(plain))
         self.numbers.update(spelled_numbers(plain))
         self.digit_runs = {int(d) for d in re.findall(r"\d+", plain)}
+        # "the last commit" states a 1 only for a key that counts or reads from an end (placement then
+        # picks the end): the model's ``context_lines: 1`` for "what changed in the last commit" counts
+        # no commits. A 1 stated as well may go anywhere.
+        ends = len(ones_from_an_end(plain))
+        self.implied_one = ends > 0 and self.numbers["1"] == ends
         self.months = {MONTHS[w[:3]] for w in _LETTERS.findall(plain.lower()) if w in MONTH_WORDS}
         self.times = _said_times(plain)
         self.percents = {float(n) for n in PERCENT.findall(text)}  # "7%" for a rate written as 7
@@ -170,6 +181,8 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         return required or bool(_words(name) & sources.words)
     if isinstance(value, int | float):
         text = str(value)
+        if value == 1 and sources.implied_one:
+            return bool(_COUNT_OR_END & set(tokenize(f"{name} {prop.get('description', '')}")))
         return text in sources.numbers or (text.endswith(".0") and text[:-2] in sources.numbers)
     if isinstance(value, str):
         if not value.strip() or value.strip().lower() in PRONOUNS or _placeholder(value, sources):

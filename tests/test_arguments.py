@@ -890,6 +890,11 @@ def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
                             "tail": {"type": "number", "description": last_n}}}  # fmt: skip
     assert cued_numbers({"tail": 1}, lines, "show the first line of notes.txt") == {"head": 1}
     assert "1" in spelled_numbers("who wrote the last commit")
+    # that 1 is a count or an end, not any number: "what changed in the last commit" sent context_lines 1
+    diff = {"properties": {"context_lines": {"type": "integer"}, "max_count": {"type": "integer"}}}
+    assert ground({"context_lines": 1, "max_count": 1}, diff, "what changed in the last commit")[0] == {"max_count": 1}
+    assert ground({"tail": 1}, lines, "show the first line of notes.txt")[0] == {"tail": 1}  # placement moves it
+    assert ground({"context_lines": 1}, diff, "the last commit, with 1 line of context")[0] == {"context_lines": 1}
     for span in ("rain in the last six months", "what changed the last week", "the last few commits", "the first time"):
         assert ones_from_an_end(span) == [], span
     # a URL's path numbers a pull request, its anchor a comment by id
