@@ -400,6 +400,7 @@ _KIND_SAID = re.compile(
 )
 
 
+# A key that holds a folder or a path, where the word of a kind of file ("json") is no value.
 _PLACE_KEY = re.compile(r"path|dir|folder|root|location|cwd", re.I)
 
 
@@ -417,7 +418,8 @@ def file_kind_globs(
         return arguments, []
     ((extension, word),) = kinds.items()
     said = {w.rstrip(".,;:!?)") for w in _GLOB_WORD.findall(text)}
-    props = schema.get("properties") or {}
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
     out = {
         k: v
         for k, v in arguments.items()
@@ -425,7 +427,9 @@ def file_kind_globs(
     }
     for key, prop in props.items():
         value = out.get(key)
-        if prop.get("type") == "string" and _takes_a_glob(key, prop, description) and value not in said:
+        if not isinstance(prop, dict) or prop.get("type") != "string" or not _takes_a_glob(key, prop, description):
+            continue
+        if value not in said:
             out[key] = "*" + extension
     return out, [k for k in arguments if k not in out]
 
