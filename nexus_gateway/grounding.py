@@ -22,6 +22,7 @@ from typing import Any
 from .affordance import REPO_PATTERN, URL_PATTERN
 from .lexical import NUMBER_WORDS, STOPWORDS, split_identifier, stem, tokenize
 from .mentions import (
+    COUNT_OR_END,
     FREE_TEXT,
     affirmed,
     named_keys,
@@ -102,12 +103,6 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-# What a key that takes "the first line" or "the last commit" says: an end, or a count of results.
-_COUNT_OR_END = frozenset(
-    tokenize("first last head tail top latest recent newest oldest limit count max maximum per size")
-)
-
-
 class _Sources:
     def __init__(self, text: str) -> None:
         self.text = _normal(text)
@@ -182,7 +177,7 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
     if isinstance(value, int | float):
         text = str(value)
         if value == 1 and sources.implied_one:
-            return bool(_COUNT_OR_END & set(tokenize(f"{name} {prop.get('description', '')}")))
+            return bool(COUNT_OR_END & set(tokenize(f"{name} {prop.get('description', '')}")))
         return text in sources.numbers or (text.endswith(".0") and text[:-2] in sources.numbers)
     if isinstance(value, str):
         if not value.strip() or value.strip().lower() in PRONOUNS or _placeholder(value, sources):
@@ -357,6 +352,11 @@ _BARE_EXTENSION = re.compile(r"^\.[A-Za-z0-9]{1,10}$")
 _FILE_NAME_ONLY = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,9}$")  # "app.py", "package.json"
 
 
+def _said_globs(text: str) -> set[str]:
+    """The globs a text says ("*.py", "drafts/*"), without the punctuation that ends a sentence."""
+    return {w.rstrip(".,;:!?)") for w in _GLOB_WORD.findall(text)}
+
+
 def _takes_a_glob(key: str, prop: dict[str, Any], description: str | None) -> bool:
     """A pattern key of a tool that takes globs: its description or the key's says "glob"."""
     said_here = f"{prop.get('description', '')} {description or ''}".lower()
@@ -417,7 +417,7 @@ def file_kind_globs(
     if len(kinds) != 1:
         return arguments, []
     ((extension, word),) = kinds.items()
-    said = {w.rstrip(".,;:!?)") for w in _GLOB_WORD.findall(text)}
+    said = _said_globs(text)
     props = schema.get("properties")
     props = props if isinstance(props, dict) else {}
     out = {
@@ -447,7 +447,7 @@ def as_globs(
     file in docs", which would exclude every match).
     Returns the arguments and the keys dropped."""
     props = schema.get("properties") or {}
-    said = {w.rstrip(".,;:!?)") for w in _GLOB_WORD.findall(text)}
+    said = _said_globs(text)
     out: dict[str, Any] = {}
     dropped: list[str] = []
     for key, value in arguments.items():

@@ -392,6 +392,10 @@ _PER_UNIT = re.compile(r"\s+per\s+([a-z]+)", re.IGNORECASE)
 # "the last 5 releases", "give me the top 5": a page size or a limit
 _HOW_MANY = frozenset(["top", "last", "first", "latest", "recent"])
 _PAGE_SIZE_WORDS = frozenset(["per", "limit", "count", "max", "size"])
+# What a key that takes "the first line" or "the last commit" says: an end, or a count of results.
+COUNT_OR_END = frozenset(
+    tokenize(" ".join(_HOW_MANY | _PAGE_SIZE_WORDS | {"head", "tail", "newest", "oldest", "maximum"}))
+)
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 _ORDINAL_PAGE = re.compile(rf"\b({'|'.join(_ORDINALS)})\s+page\b", re.IGNORECASE)
 # "the first line", "the last commit", "the most recent run": one of them, counted from an end. Not a span
