@@ -44,6 +44,7 @@ FILE_NAME = (
     r"\.[A-Za-z][A-Za-z0-9]{0,4}(?![\w/])"
 )
 _PATH = re.compile(FILE_NAME)
+_REPO_WORD = re.compile(r"\brepo(?:sitory|sitories|s)?\b", re.I)
 
 
 def query_slots(text: str) -> frozenset[str]:
@@ -66,19 +67,28 @@ def query_slots(text: str) -> frozenset[str]:
 def filled_slots(text: str, mentioned: frozenset[str] | None = None) -> frozenset[str]:
     """The slot kinds a request can fill: those it mentions (``mentioned``, when the caller already has
     ``query_slots(text)``), and a number inside a URL it gives (``…/pull/318#discussion_r2`` carries the
-    pull request's and the comment's numbers)."""
+    pull request's and the comment's numbers); and a repository named by a URL or only by the word
+    ("my dotfiles repo", "the mobile-app repo that belongs to zenith-hq"), which the argument step can
+    still resolve or ask for, so that the router does not count it as missing."""
     found = set(query_slots(text) if mentioned is None else mentioned)
     if any(re.search(r"\d", url) for url in URL_PATTERN.findall(text)):
         found.add("number")
+    if "url" in found or _REPO_WORD.search(text):
+        found.add("repo")
     return frozenset(found)
 
 
 def argument_slots(arguments: dict[str, Any] | None) -> frozenset[str]:
     """The slot kinds a host fills itself when it calls ``call(intent, arguments)``: "add two numbers"
-    with ``{"a": 19, "b": 23}`` gives the numbers that the words do not."""
+    with ``{"a": 19, "b": 23}`` gives the numbers that the words do not, ``{"owner", "repo"}`` the
+    repository."""
     values = list((arguments or {}).values())
-    numeric = any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-    return frozenset({"number"}) if numeric else frozenset()
+    found = set()
+    if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        found.add("number")
+    if {"owner", "repo"} <= {str(key).lower() for key in arguments or {}}:
+        found.add("repo")
+    return frozenset(found)
 
 
 def tool_requirements(schema: dict[str, Any] | None) -> frozenset[str]:
@@ -86,13 +96,17 @@ def tool_requirements(schema: dict[str, Any] | None) -> frozenset[str]:
     number, an id), a required path or file, a required URL. The router counts a kind only where it sets
     a tool apart from most of its own server (``Router``): every ``mcp-server-git`` tool requires
     ``repo_path`` and most filesystem tools a ``path``, which requests name loosely or not at all ("the
-    docs folder"), while GitHub's ``get_file_blame(path)`` is one of few (docs/routing.md). Owner/repo is
-    left out: requests name their repository loosely ("my dotfiles repo")."""
+    docs folder"), while GitHub's ``get_file_blame(path)`` is one of few (docs/routing.md). A repository
+    is a required ``owner`` and ``repo`` together; the router counts it unless every tool of the server
+    requires one (``routing.distinguishing_requirements``)."""
     properties = (schema or {}).get("properties") or {}
     required = (schema or {}).get("required") or []
     if not isinstance(properties, dict) or not isinstance(required, list):
         return frozenset()
-    return frozenset(kind for name in required for kind in _parameter_kinds(name, properties.get(name)))
+    kinds = {kind for name in required for kind in _parameter_kinds(name, properties.get(name))}
+    if {"owner", "repo"} <= {str(name).lower() for name in required}:
+        kinds.add("repo")
+    return frozenset(kinds)
 
 
 def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:

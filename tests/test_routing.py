@@ -514,13 +514,18 @@ def test_slot_affordances() -> None:
     assert tool_affordances({"type": "object"}) == frozenset()
     assert tool_affordances({"properties": {"n": {"type": ["integer", "null"]}, "x": True}}) == {"number"}
     assert tool_requirements(schema) == frozenset()  # nothing required
-    assert tool_requirements(schema | {"required": ["owner", "repo", "pullNumber"]}) == {"number"}
+    assert tool_requirements(schema | {"required": ["owner", "repo", "pullNumber"]}) == {"repo", "number"}
+    assert tool_requirements(schema | {"required": ["repo"]}) == frozenset()  # a repository is owner and repo
     assert tool_requirements({"properties": {"path": {"type": "string"}}, "required": ["path"]}) == {"path"}
     assert tool_requirements({"properties": {"x": True}, "required": ["missing", "x"]}) == frozenset()
     # a URL carries numbers the request does not spell out
-    assert filled_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url", "number"}
-    assert filled_slots("read https://example.com/docs") == {"url"}
+    assert filled_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url", "number", "repo"}
+    assert filled_slots("read https://example.com/docs") == {"url", "repo"}
     assert argument_slots({"a": 19, "b": "x"}) == {"number"} and argument_slots({"flag": True}) == frozenset()
+    assert argument_slots({"owner": "octo-org", "repo": "app"}) == {"repo"}
+    # a repository named by a URL or by the word alone is there for the argument step to resolve
+    assert "repo" in filled_slots("read https://github.com/a/b") and "repo" in filled_slots("open my dotfiles repo")
+    assert "repo" not in filled_slots("commits authored by sofia-g anywhere in the riverbank org")
 
 
 def test_a_requirement_most_of_a_server_shares_does_not_count() -> None:
@@ -533,6 +538,12 @@ def test_a_requirement_most_of_a_server_shares_does_not_count() -> None:
     docs = [doc("git", "git_status", ["repo_path"]), doc("git", "git_log", ["repo_path"])]
     docs += [doc("github", "get_file_blame", ["path"]), doc("github", "list_issues", []), doc("github", "get_me", [])]
     assert distinguishing_requirements(docs)["path"].tolist() == [False, False, True, False, False]
+    # a repository tells tools apart unless every tool of the server needs one: "commits authored by
+    # sofia-g anywhere in the riverbank org" is search_commits, not list_commits(owner, repo)
+    scoped = [doc("github", "list_commits", ["owner", "repo"]), doc("github", "get_commit", ["owner", "repo"])]
+    unscoped = [doc("github", "search_commits", ["query"])]
+    assert distinguishing_requirements(scoped + unscoped)["repo"].tolist() == [True, True, False]
+    assert distinguishing_requirements(scoped)["repo"].tolist() == [False, False]
 
 
 def test_a_request_naming_a_repository_leans_to_the_server_whose_tools_take_one(embedder: Embedder) -> None:
