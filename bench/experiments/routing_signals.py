@@ -756,19 +756,21 @@ def fields(tools: list[Any], rows: list[dict[str, Any]]) -> None:
     def said(terms: list[str], word: str) -> bool:
         return any(t == word or (len(t) >= 5 and len(word) >= 5 and t[:5] == word[:5]) for t in terms)
 
-    for row in rows:
-        terms = tokenize(row["q"]["query"], QUERY_STOPWORDS)
-        top = np.argsort(-row["base"])[:10]
-        words = {int(row["ids"][j]): _field_words(tools[int(row["ids"][j])]) for j in top}
-        named = {w for ws in words.values() for w in ws if said(terms, w)}
-        row["fields"] = np.zeros(len(row["ids"]))
-        for j in top:
-            if named:
-                row["fields"][j] = -len(named - words[int(row["ids"][j])]) / len(named)
-    for weight in (0.05, 0.1, 0.15, 0.2, 0.3):
-        even = top1(rows[0::2], lambda r, w=weight: w * r["fields"])
-        odd = top1(rows[1::2], lambda r, w=weight: w * r["fields"])
-        print(f"fields, weight {weight}: even {even:.3f}, odd {odd:.3f}")
+    print(f"router: even {top1(rows[0::2]):.3f}, odd {top1(rows[1::2]):.3f}")
+    for least in (1, 2):  # session 44: only requests that name two fields or more
+        for row in rows:
+            terms = tokenize(row["q"]["query"], QUERY_STOPWORDS)
+            top = np.argsort(-row["base"])[:10]
+            words = {int(row["ids"][j]): _field_words(tools[int(row["ids"][j])]) for j in top}
+            named = {w for ws in words.values() for w in ws if said(terms, w)}
+            row["fields"] = np.zeros(len(row["ids"]))
+            for j in top:
+                if len(named) >= least:
+                    row["fields"][j] = -len(named - words[int(row["ids"][j])]) / len(named)
+        for weight in (0.05, 0.1, 0.15, 0.2, 0.3):
+            even = top1(rows[0::2], lambda r, w=weight: w * r["fields"])
+            odd = top1(rows[1::2], lambda r, w=weight: w * r["fields"])
+            print(f"fields named >= {least}, weight {weight}: even {even:.3f}, odd {odd:.3f}")
 
 
 def main() -> int:
