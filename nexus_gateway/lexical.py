@@ -102,15 +102,36 @@ def split_identifier(text: str) -> str:
 
 
 def stem(word: str) -> str:
-    """A deliberately light stemmer: plural and common verb endings only."""
+    """A deliberately light stemmer: plural and common verb endings only ("-ing" with its silent e put
+    back, ``_silent_e``)."""
     for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("es", ""), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "es" and not word.endswith(("ches", "shes", "xes", "sses", "zes")):
                 continue
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 continue
-            return word[: len(word) - len(suffix)] + keep
+            root = word[: len(word) - len(suffix)] + keep
+            return _silent_e(root) if suffix == "ing" else root
     return word
+
+
+_VOWELS = frozenset("aeiou")
+
+
+def _silent_e(root: str) -> str:
+    """The verb an "-ing" came off, as Porter's step 1b rebuilds it: "staging" → stage (it was "stag",
+    so "stage src/app.py" found nothing in ``git_add``'s "staging area"), "creating" → create, "running"
+    → run; "opening" stays open (two syllables), "listing" list. "-ed" is left alone: stripping it as
+    well moved as many decisions one way as the other (docs/routing.md)."""
+    if root.endswith(("at", "bl", "iz")):
+        return root + "e"
+    if len(root) >= 4 and root[-1] == root[-2] and root[-1] not in _VOWELS | {"l", "s", "z"}:
+        return root[:-1]
+    pattern = "".join("v" if c in _VOWELS else "c" for c in root)
+    syllables = pattern.lstrip("c").rstrip("v").replace("vc", "|").count("|") if "v" in pattern else 0
+    if syllables == 1 and pattern.endswith("cvc") and root[-1] not in "wxy":
+        return root + "e"
+    return root
 
 
 # The clitic of a contraction or possessive ("what's", "Alice's", "don't"): split off, it was a term of

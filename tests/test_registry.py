@@ -58,6 +58,9 @@ def test_signature_covers_enums_arrays_nested_and_refs() -> None:
 def test_tokenizer_splits_identifiers() -> None:
     assert split_identifier("list_pullRequests") == "list pull Requests"
     assert tokenize("get-PullRequestFiles") == ["get", "pull", "request", "file"]
+    # "-ing" gives back its verb, silent e and all: "stage src/app.py" finds git_add's "staging area"
+    assert tokenize("staging creating running opening listing") == ["stage", "create", "run", "open", "list"]
+    assert tokenize("stage") == tokenize("staging") and tokenize("staged") == ["staged"]  # "-ed" stays
 
 
 def test_bm25_ranks_the_matching_document_first() -> None:
