@@ -127,9 +127,11 @@ def _silent_e(root: str) -> str:
         return root + "e"
     if len(root) >= 4 and root[-1] == root[-2] and root[-1] not in _VOWELS | {"l", "s", "z"}:
         return root[:-1]
+    # Porter's measure: how many times a run of vowels is followed by a run of consonants ("stag" 1,
+    # "open" 2); a one-measure root that ends consonant-vowel-consonant lost an e ("stag", "clos", "writ")
     pattern = "".join("v" if c in _VOWELS else "c" for c in root)
-    syllables = pattern.lstrip("c").rstrip("v").replace("vc", "|").count("|") if "v" in pattern else 0
-    if syllables == 1 and pattern.endswith("cvc") and root[-1] not in "wxy":
+    measure = pattern.count("vc")
+    if measure == 1 and pattern.endswith("cvc") and root[-1] not in "wxy":
         return root + "e"
     return root
 
