@@ -186,7 +186,9 @@ def distinguishing_requirements(docs: Sequence[RouteDoc]) -> dict[str, np.ndarra
     the 114 GitHub dev requests whose tools all require it; the other five mostly say "my blog repo",
     which fills it, ``affordance.filled_slots``), while 37 of the 42 that name none want a tool that
     does not (``search_commits`` for "commits authored by sofia-g anywhere in the riverbank org", not
-    ``list_commits``). GitHub's 82 of 117 is far above half."""
+    ``list_commits``). GitHub's 82 of 117 is far above half. The same rule for every kind would bring
+    back the filesystem's ``path`` (12 of 14 tools), which requests name loosely ("what's inside the src
+    folder"), and lost that request (docs/routing.md)."""
     sizes: dict[str, int] = {}
     counts: dict[tuple[str, str], int] = {}
     for doc in docs:
