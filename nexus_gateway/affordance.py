@@ -15,6 +15,7 @@ serve a request that gives none. "What's currently open in psf/requests' issue t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from .lexical import split_identifier
@@ -86,7 +87,7 @@ def argument_slots(arguments: dict[str, Any] | None) -> frozenset[str]:
     found = set()
     if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         found.add("number")
-    if {"owner", "repo"} <= {str(key).lower() for key in arguments or {}}:
+    if names_a_repository(arguments or {}):
         found.add("repo")
     return frozenset(found)
 
@@ -104,7 +105,7 @@ def tool_requirements(schema: dict[str, Any] | None) -> frozenset[str]:
     if not isinstance(properties, dict) or not isinstance(required, list):
         return frozenset()
     kinds = {kind for name in required for kind in _parameter_kinds(name, properties.get(name))}
-    if {"owner", "repo"} <= {str(name).lower() for name in required}:
+    if names_a_repository(required):
         kinds.add("repo")
     return frozenset(kinds)
 
@@ -114,11 +115,15 @@ def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:
     properties = (schema or {}).get("properties") or {}
     if not isinstance(properties, dict):
         return frozenset()
-    names = {str(name).lower() for name in properties}
     found = {kind for name, value in properties.items() for kind in _parameter_kinds(name, value)}
-    if "owner" in names and "repo" in names:
+    if names_a_repository(properties):
         found.add("repo")
     return frozenset(found)
+
+
+def names_a_repository(keys: Iterable[object]) -> bool:
+    """Keys that hold a repository between them: an ``owner`` and a ``repo`` (GitHub's and Gitea's way)."""
+    return {"owner", "repo"} <= {str(key).lower() for key in keys}
 
 
 def _parameter_kinds(name: object, schema: object) -> set[str]:

@@ -116,6 +116,7 @@ def stem(word: str) -> str:
 
 
 _VOWELS = frozenset("aeiou")
+_KEPT_DOUBLES = _VOWELS | {"l", "s", "z"}  # "calling" call, "passing" pass, "buzzing" buzz
 
 
 def _silent_e(root: str) -> str:
@@ -125,7 +126,7 @@ def _silent_e(root: str) -> str:
     well moved as many decisions one way as the other (docs/routing.md)."""
     if root.endswith(("at", "bl", "iz")):
         return root + "e"
-    if len(root) >= 4 and root[-1] == root[-2] and root[-1] not in _VOWELS | {"l", "s", "z"}:
+    if len(root) >= 4 and root[-1] == root[-2] and root[-1] not in _KEPT_DOUBLES:
         return root[:-1]
     # Porter's measure: how many times a run of vowels is followed by a run of consonants ("stag" 1,
     # "open" 2); a one-measure root that ends consonant-vowel-consonant lost an e ("stag", "clos", "writ")
