@@ -380,7 +380,7 @@ class RoutingEvaluation:
         self, dialogues: list[dict[str, Any]], vectors: dict[str, np.ndarray], size: int | None
     ) -> dict[str, Any]:
         """The dialogues' turns after the first, each routed as the gateway routes a session's turn (with a
-        window of the turns before it: ``SessionWindow.carried_slots``) and, side by side, alone. A turn's
+        window of the turns before it: :meth:`route_turn`) and, side by side, alone. A turn's
         registry is built by the protocol as for a single request; ``vectors``: each follow-up's embedding
         (:func:`embed_follow_ups`), taken once for every size."""
         alone_right: list[bool] = []
@@ -392,11 +392,9 @@ class RoutingEvaluation:
                     registry, accepted = self.protocol.registry(turn, size)
                     router = self.router(registry)
                     vector = vectors[turn["query"]]
-                    for right, carried in (
-                        (alone_right, frozenset()),
-                        (windowed_right, window.carried_slots(turn["query"])),
-                    ):
-                        result = router.route_vector(turn["query"], vector, carried=carried)
+                    alone = router.route_vector(turn["query"], vector)
+                    windowed = self.route_turn(router, window, turn["query"], vector)
+                    for right, result in ((alone_right, alone), (windowed_right, windowed)):
                         right.append(
                             not result.abstained and result.chosen is not None and int(result.chosen) in accepted
                         )
@@ -412,6 +410,21 @@ class RoutingEvaluation:
             "fixed": fixed,
             "broken": broken,
         }
+
+    def route_turn(self, router: Router, window: SessionWindow, intent: str, vector: np.ndarray) -> RouteResult:
+        """A session's turn routed as ``routed_call`` routes it: with the slots its window carries, and an
+        elided follow-up ("same thing for pallets/flask") that fits no tool surely, or cannot name one,
+        routed again joined to the requests before it, kept where that lands on the session's last tool."""
+        carried = window.carried_slots(intent)
+        result = router.route_vector(intent, vector, carried=carried)
+        unsure = result.unsure(router.calibration.tau) or window.names_no_operation(intent)
+        elided = window.elided_request(intent) if unsure else None
+        if elided is None:
+            return result
+        joined = router.route(elided, carried=carried)
+        if joined.abstained or joined.chosen is None or not window.keeps_joined(self.tools[int(joined.chosen)].name):
+            return result
+        return joined
 
     @staticmethod
     def _baseline(ok: int, recalls: list[int], n: int) -> dict[str, Any]:

@@ -108,17 +108,18 @@ async def _call_intent(
             }
         )
     tau = gateway.routing.calibration.tau
-    unsure = result.abstained or result.chosen is None or result.margin < tau
+    unsure = result.unsure(tau) or window.names_no_operation(intent)
     elided = window.elided_request(intent) if unsure else None
     if elided is not None:
-        # the follow-up alone fits no tool surely; with the requests before it, it may fit their tool
+        # the follow-up alone fits no tool surely, or cannot name one; with the requests before it, it may
+        # fit their tool
         joined = await gateway.route(elided, given=argument_slots(arguments), carried=carried)
         if joined is None or joined.abstained or joined.chosen is None:
             elided = None
-        elif gateway.describe(joined.chosen).name != window.last_tool():
-            elided = None  # another tool: the follow-up may ask for something else after all
-        else:
+        elif window.keeps_joined(gateway.describe(joined.chosen).name):
             result = joined
+        else:
+            elided = None
     trace = result.trace()
     if carried:
         trace["carried"] = sorted(carried)

@@ -117,6 +117,10 @@ class RouteResult:
     abstained: bool
     timings_ms: dict[str, float] = field(default_factory=dict)
 
+    def unsure(self, tau: float) -> bool:
+        """No tool, or one only a hair (``tau``, the gate's margin) ahead of the next."""
+        return self.abstained or self.chosen is None or self.margin < tau
+
     def trace(self, limit: int = 5) -> dict[str, Any]:
         return {
             "chosen": self.chosen,

@@ -16,6 +16,7 @@ from typing import Any
 
 from .affordance import query_slots
 from .lexical import STOPWORDS, tokenize
+from .mood import WRITE, request_mood
 
 SURROGATE_CHARS = 240  # ~64 tokens
 TURNS = 3
@@ -289,6 +290,14 @@ def refers_back(intent: str) -> bool:
 # "and in Tokyo?", "what about docs?", "same for main": the operation is the last turn's
 _ELLIPSIS = re.compile(r"\s*(?:and|what about|how about|(?:the )?same(?: thing)? for|now for|also for)\b", re.I)
 ELLIPSIS_WORDS = 6
+# The forms that cannot say an operation of their own: "and mute that thread too" can, "and in Tokyo?",
+# "same thing for pallets/flask" cannot, so routed alone they only match stray words ("same" is in
+# ``move_file``'s description) and may do so by a wide margin.
+_BARE_ELLIPSIS = re.compile(
+    r"\s*(?:and\s+(?:in|on|at|for|from|with|to|of|by)|what about|how about|(?:the )?same(?: thing)? for|now for|"
+    r"also for)\b",
+    re.I,
+)
 
 
 def _call_text(tool: str, arguments: dict[str, Any]) -> str:
@@ -339,8 +348,15 @@ class SessionWindow:
 
     def is_elided(self, intent: str) -> bool:
         """Is the intent a short follow-up that leaves its operation out ("and in Tokyo?"), in a session
-        with a turn before it?"""
-        return bool(self.turns) and bool(_ELLIPSIS.match(intent)) and len(intent.split()) <= ELLIPSIS_WORDS
+        with a turn before it? Not one that asks for a change of its own ("and delete notes.txt")."""
+        short = bool(_ELLIPSIS.match(intent)) and len(intent.split()) <= ELLIPSIS_WORDS
+        return bool(self.turns) and short and request_mood(intent) != WRITE
+
+    def names_no_operation(self, intent: str) -> bool:
+        """Is the intent an elided follow-up that cannot say an operation of its own ("and in Tokyo?",
+        "same thing for pallets/flask")? Such a one is routed as its ``elided_request`` even when it
+        alone seems to fit a tool."""
+        return self.is_elided(intent) and bool(_BARE_ELLIPSIS.match(intent))
 
     def elided_request(self, intent: str) -> str | None:
         """A short follow-up that leaves its operation out ("and in Tokyo?" after "what time is it in
@@ -355,6 +371,12 @@ class SessionWindow:
             if not _ELLIPSIS.match(turn.intent):
                 break
         return ". ".join(said)
+
+    def keeps_joined(self, tool: str | None) -> bool:
+        """Whether an elided follow-up routed as its ``elided_request`` keeps that route: only onto the tool
+        the session called last ("same thing for pallets/flask" after ``list_issues``); another tool means
+        the follow-up may ask for something else after all."""
+        return tool is not None and tool == self.last_tool()
 
     def carried_call(self, intent: str, tool: str) -> dict[str, Any]:
         """The arguments an elided follow-up of ``tool`` goes on with: "and in Berlin?" after

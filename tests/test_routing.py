@@ -414,6 +414,38 @@ async def test_a_follow_up_is_routed_with_the_slots_its_window_named(gateway: Cl
     assert "number" in (again.meta or {})["io.nexus-gateway/trace"]["carried"]
 
 
+@pytest.mark.anyio
+async def test_a_follow_up_that_cannot_name_an_operation_goes_on_with_the_last_tool(gateway: ClientSession) -> None:
+    """Alone, "same thing for Tokyo" matches ``move_file`` ("same" is in its description) by a wide
+    margin; it says no operation of its own, so it is routed joined to the request before it."""
+    first = await gateway.call_tool(
+        "call", {"intent": "what time is it in Berlin?", "arguments": {"timezone": "Europe/Berlin"}}
+    )
+    assert not first.is_error and (first.meta or {})["io.nexus-gateway/trace"]["chosen"] == "time__get_current_time"
+    again = await gateway.call_tool("call", {"intent": "same thing for Tokyo", "arguments": {"timezone": "Asia/Tokyo"}})
+    trace = (again.meta or {})["io.nexus-gateway/trace"]
+    assert not again.is_error and "Asia/Tokyo" in result_text(again)
+    assert trace["chosen"] == "time__get_current_time"
+    assert trace["routed_as"] == "what time is it in Berlin. same thing for Tokyo"
+
+
+def test_which_follow_ups_cannot_name_an_operation() -> None:
+    window = SessionWindow()
+    assert not window.names_no_operation("and in Tokyo?")  # a new session has nothing to go on with
+    window.add("list the open issues in psf/requests", "list_issues", {"owner": "psf", "repo": "requests"}, "[]")
+    for bare in ("and in Tokyo?", "same thing for pallets/flask", "what about the closed ones?", "same for main"):
+        assert window.names_no_operation(bare), bare
+    for named in (
+        "and mute that thread too",
+        "and delete notes.txt",
+        "close it",
+        "same thing for pallets/flask, but only bugs and then label them",
+    ):
+        assert not window.names_no_operation(named), named
+    assert window.elided_request("and delete notes.txt") is None  # it asks for a change of its own
+    assert window.elided_request("and the closed ones?") == "list the open issues in psf/requests. and the closed ones?"
+
+
 def test_what_a_follow_up_carries_from_its_window(embedder: Embedder) -> None:
     window = SessionWindow()
     assert window.carried_slots("close it") == frozenset()  # nothing to point back at
