@@ -78,7 +78,9 @@ class Gateway:
         # tools `expose` lists may change), "resources" or "prompts" (an upstream's, or the set of upstreams)
         self.list_listeners: list[Callable[[str], Coroutine[Any, Any, None]]] = []
         self._group: anyio.abc.TaskGroup | None = None
-        self.routing = RouterService(self.registry, self.cache, self.settings.routing)
+        self.routing = RouterService(
+            self.registry, self.cache, self.settings.routing, preset=lambda entry: self.defaults(entry).keys()
+        )
         # below which margin the local LLM picks among the best candidates: the config's on (the gate's
         # τ) or off, else the calibration's (``calibrate --judge``; 0: never)
         judge, calibration = self.settings.judge, self.routing.calibration

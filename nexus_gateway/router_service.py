@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,19 @@ logger = logging.getLogger(__name__)
 
 
 class RouterService:
-    def __init__(self, registry: Registry, cache: RegistryCache, settings: RoutingSettings) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        cache: RegistryCache,
+        settings: RoutingSettings,
+        preset: Callable[[ToolEntry], Collection[str]] = lambda entry: (),
+    ) -> None:
+        """``preset``: the parameters of a tool the gateway fills itself (``nexus.defaults``), which routing
+        reads no slot of the request into (``RouteDoc.of_tool``)."""
         self.registry = registry
         self.cache = cache
         self.settings = settings
+        self.preset = preset
         self.embedder: Embedder | None = None
         self.cross_encoder: CrossEncoder | None = None
         # read at once, not with the models: the gateway decides from it whether the judge warms up
@@ -111,7 +121,16 @@ class RouterService:
         keys = [e.key for e in entries]
         label = "embedding new tools"
         docs = [
-            RouteDoc.of_tool(e.id, e.name, e.description, e.tokens, e.input_schema, e.raw.get("annotations"), e.server)
+            RouteDoc.of_tool(
+                e.id,
+                e.name,
+                e.description,
+                e.tokens,
+                e.input_schema,
+                e.raw.get("annotations"),
+                e.server,
+                self.preset(e),
+            )
             for e in entries
         ]
         current = self.router

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,19 +164,35 @@ class RouteDoc:
         schema: dict[str, Any] | None,
         annotations: dict[str, Any] | None,
         server: str = "",
+        preset: Collection[str] = (),
     ) -> RouteDoc:
         """A tool's routing view: the slot kinds its schema takes and whether it reads or writes come from
-        the tool itself, the same way for the gateway, the eval and the benchmarks."""
+        the tool itself, the same way for the gateway, the eval and the benchmarks. ``preset``: parameters
+        the gateway fills itself (``nexus.defaults``, git's ``repo_path``), which take no slot the request
+        names ("print the contents of notes.txt" is no path for ``git_show``). Their requirements stay: a
+        requirement every tool of a server shares tells none apart (``distinguishing_requirements``),
+        and without git's ``repo_path`` the ``files`` of ``git_add`` would count against "add all my
+        changes", which names no file (docs/routing.md)."""
+        takes = without_parameters(schema, preset) if preset else schema
         return cls(
             tool_id,
             name,
             description,
             tokens,
-            tool_affordances(schema),
+            tool_affordances(takes),
             tool_mood(name, annotations),
             tool_requirements(schema),
             server,
         )
+
+
+def without_parameters(schema: dict[str, Any] | None, names: Collection[str]) -> dict[str, Any] | None:
+    """``schema`` as the request sees it when ``names`` are filled otherwise."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return schema
+    properties = {k: v for k, v in schema["properties"].items() if k not in names}
+    required = [k for k in schema.get("required") or [] if k not in names]
+    return {**schema, "properties": properties, "required": required}
 
 
 def distinguishing_requirements(docs: Sequence[RouteDoc]) -> dict[str, np.ndarray]:

@@ -377,6 +377,19 @@ async def test_configured_defaults_fill_what_a_call_leaves_out(gateway: ClientSe
 
 
 @pytest.mark.anyio
+async def test_a_parameter_the_defaults_fill_takes_no_slot_of_the_request(gateway: ClientSession) -> None:
+    """Every git tool takes a path, ``repo_path``, so "print the contents of notes.txt" found a path slot
+    in ``git_show`` as well as in the filesystem's readers, and went there. The defaults fill
+    ``repo_path``, so no request's path goes there."""
+    for intent, tool in (
+        ("print the contents of notes.txt", "filesystem__read_text_file"),
+        ("show me the picture logo.png", "filesystem__read_media_file"),
+    ):
+        answer = result_json(await gateway.call_tool("call", {"intent": intent}))
+        assert answer["tool"] == tool, answer
+
+
+@pytest.mark.anyio
 async def test_call_intent_routes_and_asks_for_arguments(gateway: ClientSession) -> None:
     result = await gateway.call_tool("call", {"intent": "convert 9:30 from New York time to Berlin time"})
     answer = result_json(result)
