@@ -422,9 +422,9 @@ class RoutingEvaluation:
         if elided is None:
             return result
         joined = router.route(elided, carried=carried)
-        if joined.abstained or joined.chosen is None or not window.keeps_joined(self.tools[int(joined.chosen)].name):
-            return result
-        return joined
+        names = [] if joined.abstained else [self.tools[int(c.id)].name for c in joined.candidates]
+        choice = window.joined_choice(intent, names)
+        return result if choice is None else replace(joined, chosen=joined.candidates[choice].id)
 
     @staticmethod
     def _baseline(ok: int, recalls: list[int], n: int) -> dict[str, Any]:

@@ -8,7 +8,7 @@ the outcome (an MCP result, or JSON on stdout and the trace on stderr).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -114,10 +114,10 @@ async def _call_intent(
         # the follow-up alone fits no tool surely, or cannot name one; with the requests before it, it may
         # fit their tool
         joined = await gateway.route(elided, given=argument_slots(arguments), carried=carried)
-        if joined is None or joined.abstained or joined.chosen is None:
-            elided = None
-        elif window.keeps_joined(gateway.describe(joined.chosen).name):
-            result = joined
+        names = [gateway.describe(c.id).name for c in joined.candidates] if joined and not joined.abstained else []
+        choice = window.joined_choice(intent, names)
+        if joined is not None and choice is not None:
+            result = replace(joined, chosen=joined.candidates[choice].id)
         else:
             elided = None
     trace = result.trace()

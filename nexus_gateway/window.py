@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -290,6 +291,7 @@ def refers_back(intent: str) -> bool:
 # "and in Tokyo?", "what about docs?", "same for main": the operation is the last turn's
 _ELLIPSIS = re.compile(r"\s*(?:and|what about|how about|(?:the )?same(?: thing)? for|now for|also for)\b", re.I)
 ELLIPSIS_WORDS = 6
+JOINED_REACH = 3  # how deep among a joined route's candidates a bare follow-up looks for the last tool
 # The forms that cannot say an operation of their own: "and mute that thread too" can, "and in Tokyo?",
 # "same thing for pallets/flask" cannot, so routed alone they only match stray words ("same" is in
 # ``move_file``'s description) and may do so by a wide margin.
@@ -372,11 +374,16 @@ class SessionWindow:
                 break
         return ". ".join(said)
 
-    def keeps_joined(self, tool: str | None) -> bool:
-        """Whether an elided follow-up routed as its ``elided_request`` keeps that route: only onto the tool
-        the session called last ("same thing for pallets/flask" after ``list_issues``); another tool means
-        the follow-up may ask for something else after all."""
-        return tool is not None and tool == self.last_tool()
+    def joined_choice(self, intent: str, names: Sequence[str]) -> int | None:
+        """Which of the candidates (their tool names, best first) of an elided follow-up routed as its
+        ``elided_request`` it goes on with: the tool the session called last, when that route puts it
+        first ("same thing for pallets/flask" after ``list_issues``), or, for a follow-up that cannot name
+        an operation of its own, among the best three ("same for the last 5" after ``git_log``, whose joined
+        request is as close to ``git_diff``); None when it is another tool: the follow-up may ask for
+        something else after all."""
+        last = self.last_tool()
+        reach = JOINED_REACH if self.names_no_operation(intent) else 1
+        return next((i for i, name in enumerate(names[:reach]) if name == last), None)
 
     def carried_call(self, intent: str, tool: str) -> dict[str, Any]:
         """The arguments an elided follow-up of ``tool`` goes on with: "and in Berlin?" after

@@ -456,6 +456,11 @@ def test_which_follow_ups_cannot_name_an_operation() -> None:
     ):
         assert not window.names_no_operation(named), named
     assert window.elided_request("and delete notes.txt") is None  # it asks for a change of its own
+    # the joined route's candidates, best first: the last tool first always holds; deeper only for a bare one
+    assert window.joined_choice("and mute that thread too", ["list_issues", "search_issues"]) == 0
+    assert window.joined_choice("and mute that thread too", ["search_issues", "list_issues"]) is None
+    assert window.joined_choice("same for the closed ones", ["search_issues", "list_issues"]) == 1
+    assert window.joined_choice("same for the closed ones", ["a", "b", "c", "list_issues"]) is None
     assert window.elided_request("and the closed ones?") == "list the open issues in psf/requests. and the closed ones?"
 
 
