@@ -27,7 +27,7 @@ from .exceptions import ConfigError
 from .lexical import LexicalDocument
 from .routing import Calibration, RouteDoc, Router, RouteResult, embedded_intent, tool_document
 from .vectors import VectorStore
-from .window import SessionWindow
+from .window import JOINED_REACH, SessionWindow
 
 logger = logging.getLogger(__name__)
 
@@ -422,7 +422,7 @@ class RoutingEvaluation:
         if elided is None:
             return result
         joined = router.route(elided, carried=carried)
-        names = [] if joined.abstained else [self.tools[int(c.id)].name for c in joined.candidates]
+        names = [] if joined.abstained else [self.tools[int(c.id)].name for c in joined.candidates[:JOINED_REACH]]
         choice = window.joined_choice(intent, names)
         return result if choice is None else replace(joined, chosen=joined.candidates[choice].id)
 

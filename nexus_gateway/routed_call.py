@@ -21,6 +21,7 @@ from .host_relay import HostLink
 from .registry import ToolEntry
 from .routing import JUDGE_CANDIDATES, Candidate
 from .validation import BLANK_INTENT, require_words, validate_arguments
+from .window import JOINED_REACH
 
 TRACE_KEY = "io.nexus-gateway/trace"
 # A call that arrives while the local model is still loading (the first seconds after start: the sha256
@@ -114,7 +115,8 @@ async def _call_intent(
         # the follow-up alone fits no tool surely, or cannot name one; with the requests before it, it may
         # fit their tool
         joined = await gateway.route(elided, given=argument_slots(arguments), carried=carried)
-        names = [gateway.describe(c.id).name for c in joined.candidates] if joined and not joined.abstained else []
+        best = joined.candidates[:JOINED_REACH] if joined is not None and not joined.abstained else []
+        names = [gateway.describe(c.id).name for c in best]
         choice = window.joined_choice(intent, names)
         if joined is not None and choice is not None:
             result = replace(joined, chosen=joined.candidates[choice].id)
