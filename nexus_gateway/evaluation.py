@@ -27,7 +27,7 @@ from .exceptions import ConfigError
 from .lexical import LexicalDocument
 from .routing import Calibration, RouteDoc, Router, RouteResult, embedded_intent, tool_document
 from .vectors import VectorStore
-from .window import JOINED_REACH, SessionWindow
+from .window import SessionWindow
 
 logger = logging.getLogger(__name__)
 
@@ -417,14 +417,11 @@ class RoutingEvaluation:
         routed again joined to the requests before it, kept where that lands on the session's last tool."""
         carried = window.carried_slots(intent)
         result = router.route_vector(intent, vector, carried=carried)
-        unsure = result.unsure(router.calibration.tau) or window.names_no_operation(intent)
-        elided = window.elided_request(intent) if unsure else None
+        elided = window.rejoined_request(intent, result.unsure(router.calibration.tau))
         if elided is None:
             return result
-        joined = router.route(elided, carried=carried)
-        names = [] if joined.abstained else [self.tools[int(c.id)].name for c in joined.candidates[:JOINED_REACH]]
-        choice = window.joined_choice(intent, names)
-        return result if choice is None else replace(joined, chosen=joined.candidates[choice].id)
+        joined = window.joined_route(intent, router.route(elided, carried=carried), lambda i: self.tools[int(i)].name)
+        return result if joined is None else joined
 
     @staticmethod
     def _baseline(ok: int, recalls: list[int], n: int) -> dict[str, Any]:

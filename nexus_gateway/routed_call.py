@@ -8,7 +8,7 @@ the outcome (an MCP result, or JSON on stdout and the trace on stderr).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -21,7 +21,6 @@ from .host_relay import HostLink
 from .registry import ToolEntry
 from .routing import JUDGE_CANDIDATES, Candidate
 from .validation import BLANK_INTENT, require_words, validate_arguments
-from .window import JOINED_REACH
 
 TRACE_KEY = "io.nexus-gateway/trace"
 # A call that arrives while the local model is still loading (the first seconds after start: the sha256
@@ -109,19 +108,16 @@ async def _call_intent(
             }
         )
     tau = gateway.routing.calibration.tau
-    unsure = result.unsure(tau) or window.names_no_operation(intent)
-    elided = window.elided_request(intent) if unsure else None
+    elided = window.rejoined_request(intent, result.unsure(tau))
     if elided is not None:
         # the follow-up alone fits no tool surely, or cannot name one; with the requests before it, it may
         # fit their tool
-        joined = await gateway.route(elided, given=argument_slots(arguments), carried=carried)
-        best = joined.candidates[:JOINED_REACH] if joined is not None and not joined.abstained else []
-        names = [gateway.describe(c.id).name for c in best]
-        choice = window.joined_choice(intent, names)
-        if joined is not None and choice is not None:
-            result = replace(joined, chosen=joined.candidates[choice].id)
-        else:
+        routed = await gateway.route(elided, given=argument_slots(arguments), carried=carried)
+        joined = window.joined_route(intent, routed, lambda tool_id: gateway.describe(tool_id).name)
+        if joined is None:
             elided = None
+        else:
+            result = joined
     trace = result.trace()
     if carried:
         trace["carried"] = sorted(carried)

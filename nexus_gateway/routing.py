@@ -187,12 +187,11 @@ class RouteDoc:
 
 
 def without_parameters(schema: dict[str, Any] | None, names: Collection[str]) -> dict[str, Any] | None:
-    """``schema`` as the request sees it when ``names`` are filled otherwise."""
+    """``schema`` with the properties ``names`` left out: what a request can fill when those are filled
+    otherwise (for ``tool_affordances``, which reads the properties)."""
     if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
         return schema
-    properties = {k: v for k, v in schema["properties"].items() if k not in names}
-    required = [k for k in schema.get("required") or [] if k not in names]
-    return {**schema, "properties": properties, "required": required}
+    return {**schema, "properties": {k: v for k, v in schema["properties"].items() if k not in names}}
 
 
 def distinguishing_requirements(docs: Sequence[RouteDoc]) -> dict[str, np.ndarray]:

@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from .affordance import query_slots
 from .lexical import STOPWORDS, tokenize
 from .mood import WRITE, request_mood
+
+if TYPE_CHECKING:
+    from .routing import RouteResult
 
 SURROGATE_CHARS = 240  # ~64 tokens
 TURNS = 3
@@ -384,6 +387,23 @@ class SessionWindow:
         last = self.last_tool()
         reach = JOINED_REACH if self.names_no_operation(intent) else 1
         return next((i for i, name in enumerate(names[:reach]) if name == last), None)
+
+    def rejoined_request(self, intent: str, unsure: bool) -> str | None:
+        """The ``elided_request`` to route again, when the follow-up's own route was ``unsure`` or it
+        cannot name an operation; None otherwise."""
+        return self.elided_request(intent) if unsure or self.names_no_operation(intent) else None
+
+    def joined_route(
+        self, intent: str, joined: RouteResult | None, name_of: Callable[[str], str]
+    ) -> RouteResult | None:
+        """``joined`` (the route of ``rejoined_request``) settled on the candidate ``joined_choice`` takes,
+        or None when it takes none; ``name_of`` gives a candidate id's tool name. One rule for
+        ``routed_call`` and the eval."""
+        if joined is None or joined.abstained:
+            return None
+        best = joined.candidates[:JOINED_REACH]
+        choice = self.joined_choice(intent, [name_of(c.id) for c in best])
+        return None if choice is None else replace(joined, chosen=best[choice].id)
 
     def carried_call(self, intent: str, tool: str) -> dict[str, Any]:
         """The arguments an elided follow-up of ``tool`` goes on with: "and in Berlin?" after
