@@ -238,6 +238,13 @@ def routing() -> str:
         calibration = document.get("calibration", {})
         knobs = ", ".join(f"{k} {v:.3g}" for k, v in calibration.items() if isinstance(v, int | float))
         parts.append(f"### {title}\n\n{routing_table(document)}\n\nCalibration used: {knobs}.\n")
+        if name == "routing-local.json" and (preset := load("routing-local-defaults.json")):
+            parts.append(
+                f"With `{preset['config']}`'s `nexus.defaults` (git's `repo_path` set, which the gateway's router "
+                f"then reads no path of a request into): {preset['right']['defaults']} of {preset['n']} right, "
+                f"{preset['right']['plain']} without (`python bench/experiments/preset_defaults.py --json "
+                "bench/results/routing-local-defaults.json`).\n"
+            )
         if document.get("follow_ups"):
             parts.append(follow_up_table(document))
     parts.append(
