@@ -18,25 +18,31 @@ from typing import Any
 READ, WRITE = 1.0, 0.0
 
 # Verbs that only ever mean a change, wherever they stand.
-_CHANGE_VERBS = (
-    r"(create|post|assign|unassign|close|reopen|merge|delete|remove|update|change|edit|rename|fork|"
+_CHANGE_VERB_WORDS = (
+    r"create|post|assign|unassign|close|reopen|merge|delete|remove|update|change|edit|rename|fork|"
     r"unstar|approve|submit|trigger|rerun|re-run|cancel|wipe|dismiss|lock|unlock|transfer|invite|"
-    r"subscribe|unsubscribe|enable|disable|resolve|upload|archive|unpin)\b"
+    r"subscribe|unsubscribe|enable|disable|resolve|upload|archive|unpin"
 )
+_CHANGE_VERBS = rf"({_CHANGE_VERB_WORDS})\b"
 _WRITE_VERB = re.compile(rf"\b{_CHANGE_VERBS}", re.I)
 # "add" changes something when it has a destination or an article ("add fatima as a reviewer", "add a
 # label"), and computes when it has neither ("add two numbers").
 _ADD_SOMETHING = re.compile(
     r"\badd\b(?=[^.!?;]*\b(?:to|as|on|onto|into)\b)|\badd\s+(?:a|an|the|new|my|our|this|that|some)\b", re.I
 )
+_CLAUSE_VERB_WORDS = (
+    r"comment|label|tag|request|mark|set|move|push|watch|star|make|write|reply|let(?!\s+me\b)|tell|put|start|"
+    r"stop|pin|kick|ping|commit|stage|unstage|forget"
+)
 # Words that are verbs of change only at the head of a clause ("label it bug", "tag issue 18"), and nouns
 # elsewhere ("the label", "tag names", "a comment").
 _CLAUSE_WRITE_VERB = re.compile(
     r"(?:^|[.!;,]\s*|\b(?:please|pls|plz|you|to|and|then|also)\s+)"
-    r"(comment|label|tag|request|mark|set|move|push|watch|star|make|write|reply|let(?!\s+me\b)|tell|put|start|"
-    r"stop|pin|kick|ping|commit|stage|unstage|forget)\b",
+    rf"({_CLAUSE_VERB_WORDS})\b",
     re.I,
 )
+# What a clause that asks for a change starts with ("… and mark it ready for review"; ``compound.py``).
+CHANGE_CLAUSE_HEAD = re.compile(rf"(?:{_CHANGE_VERB_WORDS}|{_CLAUSE_VERB_WORDS}|add|replace)\b", re.I)
 # A change asked about after "did": "what did I change since the last commit", "when did we last update
 # the README", "did anyone close #12?" report a past change, so they read. The verb, not the sentence, is
 # taken out: "why did you close it? reopen it" still writes.

@@ -14,6 +14,9 @@ Pipeline (each stage timed in the trace):
    than the one the request names ("… on Bitbucket", ``platforms.py``).
    A follow-up in a session ("close it") that names no slot of its own counts the slot kinds its
    window's requests named (``carried``, from ``SessionWindow.carried_slots``).
+   A request that sets fields in several clauses ("update the title … and mark it ready for review")
+   lifts the candidates with a parameter for each clause above those that set only some of them
+   (``compound.py``).
 3. **Margin gate**: when ``top1 − top2 ≥ τ`` the decision resolves at once; otherwise the top-k
    candidates are re-ranked by a cross-encoder (``embedder.CrossEncoder``) and the result combined
    with the fused score.
@@ -36,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .affordance import SLOT_KINDS, filled_slots, query_slots, tool_affordances, tool_requirements
+from .compound import NOTHING, ToolFields, lift_complete_tools
 from .embedder import CrossEncoder, Embedder
 from .lexical import BM25Index, NameCoverage, split_identifier, tokenize, without_values
 from .mood import request_mood, tool_mood
@@ -153,6 +157,7 @@ class RouteDoc:
     mood: float | None = None  # mood.READ, mood.WRITE or unknown
     requires: frozenset[str] = frozenset()  # slot kinds the schema requires (affordance.tool_requirements)
     server: str = ""
+    fields: ToolFields = NOTHING  # what the tool can set (``compound.py``)
 
     @classmethod
     def of_tool(
@@ -183,6 +188,7 @@ class RouteDoc:
             tool_mood(name, annotations),
             tool_requirements(schema),
             server,
+            ToolFields.of_schema(takes),
         )
 
 
@@ -231,6 +237,7 @@ _SUPERSEDED = re.compile(
     re.I | re.S,
 )
 RETIRED_STEP = np.float32(1.0)  # how far below its successor a retired tool is scored
+COMPLETE_STEP = 0.01  # how far past τ above the best partial tool one that sets every asked field is lifted
 
 
 def superseded_by(description: str) -> str | None:
@@ -324,6 +331,7 @@ class Router:
         self.platforms = PlatformIndex([d.server for d in ordered], [f"{d.name} {d.description}" for d in ordered])
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
         self.successors = successor_rows(ordered)
+        self.fields = [d.fields for d in ordered]
 
     def apply(self, added: Sequence[RouteDoc], vectors: np.ndarray, removed: Sequence[str]) -> None:
         """Incremental update when an upstream's tools change: only those rows are written or dropped."""
@@ -401,6 +409,8 @@ class Router:
             retired, successor = self.successors[:, 0], self.successors[:, 1]
             fused[successor] = np.maximum(fused[successor], fused[retired])
             fused[retired] = fused[successor] - RETIRED_STEP
+        # a margin of at least τ: the cross-encoder would re-rank by the words, which the lift overrules
+        fused = lift_complete_tools(intent, fused, self.fields, RETRIEVE_K, calibration.tau + COMPLETE_STEP)
         return lexical, fused
 
     def route_vector(

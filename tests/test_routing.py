@@ -12,6 +12,7 @@ from conftest import TESTS, real_servers, result_json, result_text, run_cli, std
 from mcp import ClientSession
 
 from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, tool_affordances, tool_requirements
+from nexus_gateway.compound import requested_fields
 from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
 from nexus_gateway.lexical import tokenize
@@ -98,10 +99,10 @@ def test_a_corrupted_model_file_is_refused(tmp_path: Path) -> None:
         verify_file(bad, PinnedFile("model.onnx", 10, "0" * 64))
 
 
-def local_router(embedder: Embedder, calibration: Calibration | None = None) -> Router:
+def local_router(embedder: Embedder, calibration: Calibration | None = None, registry: Path = REGISTRY) -> Router:
     from nexus_gateway.lexical import LexicalDocument
 
-    tools = json.loads(REGISTRY.read_text())
+    tools = json.loads(registry.read_text())
     docs = [
         RouteDoc.of_tool(
             f"{t['server']}__{t['name']}",
@@ -152,6 +153,40 @@ def test_a_tool_its_server_retired_yields_to_the_one_it_names(embedder: Embedder
     ranked = [c.id for c in result.candidates]
     assert result.chosen == "filesystem__read_text_file", ranked
     assert "filesystem__read_file" not in ranked[:3], ranked
+
+
+def test_which_requests_set_several_fields() -> None:
+    fields = requested_fields("For acme/app#88, update the title to 'Fix it' and mark it ready for review.")
+    assert fields == [{"title"}, {"ready", "review"}]
+    # a verb that names its field keeps it: "assign it to carol" sets assignees
+    assert requested_fields("add the label urgent to issue 4 and assign it to carol") == [
+        {"label", "urgent", "issue"},
+        {"assign", "carol"},
+    ]
+    # operations are no fields ("merge" is GitLab's merge request as often as a merge); "and" between
+    # values joins them; a question reads; one change is one change
+    assert requested_fields("merge PR 5 in acme/app and delete the branch") == []
+    assert requested_fields("update the body of issue 9 and close it as not planned") == []
+    assert requested_fields("add fatima-z and gus-o as reviewers to PR 145") == []
+    assert requested_fields("what changed in #88 and who approved it?") == []
+    assert len(requested_fields("Set the title to 'Flicker', label it bug and ui, and assign it to hana-k.")) == 3
+
+
+def test_a_request_for_several_changes_goes_to_the_tool_that_makes_them_all(embedder: Embedder) -> None:
+    """The single-purpose tools each match half of the request better than ``update_pull_request``, which
+    has a parameter for both halves; routed to one of them, the other change would be dropped. A request
+    for one change still goes to its own tool."""
+    router = local_router(embedder, registry=FIXTURES / "github_update_tools.json")
+    both = "For riverbank/payments#88, update the title to 'Handle refund edge cases' and mark it ready for review."
+    assert router.route(both).chosen == "github__update_pull_request"
+    labels = "For issue #88 in octo-org/app, change the title to 'Crash on save' and set its labels to bug and ui."
+    assert router.route(labels).chosen == "github__issue_write"
+    assert router.route("mark riverbank/payments#88 ready for review").chosen == (
+        "github__update_pull_request_draft_state"
+    )
+    assert router.route("change the title of issue 12 in octo-org/app to 'Crash on save'").chosen == (
+        "github__update_issue_title"
+    )
 
 
 def test_real_words_are_no_typos_and_clitics_no_terms(embedder: Embedder) -> None:
