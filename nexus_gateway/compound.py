@@ -32,10 +32,11 @@ from .mood import CHANGE_CLAUSE_HEAD, WRITE, request_mood
 
 # Where one change clause ends and the next begins: a comma, "and", "then", a semicolon or a sentence
 # end, followed by a verb of change ("…, label it bug and ui, and assign it to hana-k"). "and" before
-# anything else joins values ("add fatima-z and gus-o as reviewers").
+# anything else joins values ("add fatima-z and gus-o as reviewers"), and a verb before a colon labels a
+# value ("Commit message: …").
 _CLAUSE_BREAK = re.compile(
     r"(?:,\s*(?:and\s+|then\s+)?|\s+and\s+(?:then\s+)?|;\s*|[.!]\s+(?:also\s+|then\s+)?)"
-    rf"(?=(?:also\s+|please\s+)?{CHANGE_CLAUSE_HEAD.pattern})",
+    rf"(?=(?:also\s+|please\s+)?{CHANGE_CLAUSE_HEAD.pattern}(?!(?:\s+\w+)?\s*:))",
     re.I,
 )
 # Verbs that set fields of an object, which the rest of the clause names ("update the title", "mark it
@@ -66,24 +67,26 @@ def _same_word(a: str, b: str) -> bool:
 @dataclass(frozen=True)
 class ToolFields:
     """What a tool can set: per parameter (identifiers and paging left out), the words of its name,
-    description and options; and the words of its identifiers' names, which name the object it sets
-    them on ("issue" for ``issue_number``), not a field of it."""
+    description and options; the words of its identifiers' names, which name the object it sets them on
+    ("issue" for ``issue_number``), not a field of it; and the words that say what it does: its name's,
+    and its parameters' names and options (``merge_method``, ``state: closed``)."""
 
     parameters: tuple[frozenset[str], ...]
     object_words: frozenset[str] = frozenset()
+    operations: frozenset[str] = frozenset()
 
     @classmethod
-    def of_schema(cls, schema: dict[str, Any] | None) -> ToolFields:
+    def of_tool(cls, name: str, schema: dict[str, Any] | None) -> ToolFields:
         properties = schema.get("properties") if isinstance(schema, dict) else None
-        terms, objects = [], set()
+        terms, objects, operations = [], set(), set(tokenize(name))
         for key, spec in properties.items() if isinstance(properties, dict) else ():
             if _IDENTIFIER_PARAMETER.search(key):
                 objects.update(tokenize(key))
                 continue
-            spec = spec if isinstance(spec, dict) else {}
-            options = " ".join(str(v) for v in spec.get("enum") or () if isinstance(v, str))
-            terms.append(frozenset(tokenize(f"{key} {spec.get('description') or ''} {options}")))
-        return cls(tuple(terms), frozenset(objects))
+            terms.append(frozenset(tokenize(f"{key} {_said(spec)}")))
+            options = spec.get("enum") if isinstance(spec, dict) else None
+            operations.update(tokenize(" ".join([key, *(str(v) for v in options or () if isinstance(v, str))])))
+        return cls(tuple(terms), frozenset(objects), frozenset(operations))
 
     def sets(self, fields: frozenset[str]) -> bool:
         """Whether one of the tool's parameters says one of ``fields`` (when they name more than the
@@ -91,26 +94,61 @@ class ToolFields:
         wanted = fields - self.object_words
         return not wanted or any(_same_word(f, t) for terms in self.parameters for t in terms for f in wanted)
 
+    def does(self, verb: str) -> bool:
+        """Whether the tool's name, or a parameter's name or option, says the operation ``verb``."""
+        return any(_same_word(verb, word) for word in self.operations)
+
+
+def _said(spec: Any, depth: int = 0) -> str:
+    """A parameter's description and options, and those of the fields of an object it takes
+    (``new_preferences: {size, milk_type, …}``): what a clause can name to set it."""
+    if not isinstance(spec, dict) or depth > 3:
+        return ""
+    options = " ".join(str(v) for v in spec.get("enum") or () if isinstance(v, str))
+    nested = spec.get("properties")
+    nested = nested if isinstance(nested, dict) else {}
+    inner = " ".join(f"{key} {_said(value, depth + 1)}" for key, value in nested.items())
+    return f"{spec.get('description') or ''} {options} {inner} {_said(spec.get('items'), depth + 1)}"
+
 
 NOTHING = ToolFields(())  # a tool seen without its schema
+
+
+def change_clauses(request: str) -> list[str]:
+    """The request's clauses that each ask for a change, when it has two or more (else ``[]``)."""
+    clauses = [clause.strip() for clause in _CLAUSE_BREAK.split(request) if clause.strip()]
+    changes = [clause for clause in clauses if request_mood(clause) == WRITE]
+    return changes if len(changes) > 1 else []
+
+
+def clause_operation(clause: str) -> str | None:
+    """The operation a change clause asks for ("merge", "close", "delete"; stemmed), or ``None`` when it
+    sets fields instead ("update the title", "assign it to carol")."""
+    head = _HEAD.match(clause)
+    verb = stem(head.group(1).lower()) if head else None
+    return None if verb is None or verb in _SETTING_VERBS or verb in _FIELD_VERBS else verb
+
+
+def clause_fields(clause: str) -> frozenset[str] | None:
+    """The fields a change clause sets: its words besides the verb and the values; ``None`` when its
+    verb is an operation of its own (``clause_operation``)."""
+    if clause_operation(clause) is not None:
+        return None
+    return frozenset(
+        term
+        for term in tokenize(without_values(clause), QUERY_STOPWORDS)
+        if term not in _SETTING_VERBS and term not in _FILLERS and len(term) > 2 and not term.isdigit()
+    )
 
 
 def requested_fields(request: str) -> list[frozenset[str]]:
     """Per change clause, the fields it sets, when the request sets fields in two clauses or more and
     does nothing else (else ``[]``)."""
     changes = []
-    for clause in _CLAUSE_BREAK.split(request):
-        if not clause.strip() or request_mood(clause) != WRITE:
-            continue
-        head = _HEAD.match(clause.strip())
-        verb = stem(head.group(1).lower()) if head else None
-        if verb is not None and verb not in _SETTING_VERBS and verb not in _FIELD_VERBS:
+    for clause in change_clauses(request):
+        fields = clause_fields(clause)
+        if fields is None:
             return []
-        fields = frozenset(
-            term
-            for term in tokenize(without_values(clause), QUERY_STOPWORDS)
-            if term not in _SETTING_VERBS and term not in _FILLERS and len(term) > 2 and not term.isdigit()
-        )
         if fields:
             changes.append(fields)
     return changes if len(changes) > 1 else []

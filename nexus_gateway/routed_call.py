@@ -13,7 +13,8 @@ from typing import Any
 
 import anyio
 
-from .affordance import argument_slots
+from .affordance import argument_slots, query_slots
+from .compound import ToolFields, change_clauses, clause_fields, clause_operation
 from .confirmation import WHY, confirmation_message, confirmation_reason, confirmed_by_user
 from .engine import ContextOverflow
 from .gateway import Gateway
@@ -150,6 +151,10 @@ async def _call_intent(
             trace["judge"] = {"error": str(exc)}
         else:
             trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
+    left_over = await changes_left_over(gateway, intent, entry, carried)
+    if left_over:
+        trace["left_over"] = left_over
+    note = left_over_note(entry.id, left_over)
     generation = None
     defaults = gateway.defaults(entry)
     missing: list[str] = []
@@ -184,7 +189,7 @@ async def _call_intent(
                 "inputSchema": entry.input_schema,
                 "missing": missing,
                 "arguments": gateway.with_defaults(entry, generation.arguments if generation else {}),
-                "message": message,
+                "message": message + note,
                 "trace": trace,
             }
         )
@@ -194,7 +199,8 @@ async def _call_intent(
         reason = None
     if dry_run:
         validate_arguments(entry.id, entry.input_schema, arguments)  # what the real call would refuse
-        return IntentOutcome(report=planned(gateway, entry, arguments, reason, result.candidates, trace))
+        report = planned(gateway, entry, arguments, reason, result.candidates, trace)
+        return IntentOutcome(report={**report, "message": report["message"] + note})
     user_says = None
     if reason is not None:
         trace["confirm"] = reason
@@ -224,7 +230,7 @@ async def _call_intent(
                 "signature": entry.signature,
                 "arguments": arguments,
                 "candidates": candidate_list(gateway, result.candidates[:JUDGE_CANDIDATES]),
-                "message": confirmation_message(reason, entry.id),
+                "message": confirmation_message(reason, entry.id) + note,
                 "trace": trace,
             }
         )
@@ -234,7 +240,50 @@ async def _call_intent(
     trace["tool"] = entry.id
     trace["arguments"] = arguments
     window.add(intent, entry.name, arguments, result_text(forwarded))
+    if note:  # the host's model reads the content, not the trace
+        forwarded = {
+            **forwarded,
+            "content": [*(forwarded.get("content") or []), {"type": "text", "text": note.strip()}],
+        }
     return traced(forwarded, trace)
+
+
+async def changes_left_over(gateway: Gateway, intent: str, entry: ToolEntry, carried: frozenset[str]) -> list[str]:
+    """The change clauses of a request for several changes that the chosen tool does not make. "Merge PR 5
+    and delete the branch" runs ``merge_pull_request``, which deletes nothing; said nowhere, the host
+    would take the branch for gone. A clause that sets fields is made when the tool has a parameter for
+    them (``compound.ToolFields.sets``); an operation ("delete the branch") when the tool's name or a
+    parameter's name or option says it, or the clause routed alone goes to the tool. Costs a route per
+    such operation clause, for requests of several changes only."""
+    clauses = change_clauses(intent)
+    if not clauses:
+        return []
+    tool = ToolFields.of_tool(entry.name, entry.input_schema)
+    slots = query_slots(intent) | carried
+    left = []
+    for clause in clauses:
+        operation = clause_operation(clause)
+        if operation is None:
+            fields = clause_fields(clause)
+            if fields and not tool.sets(fields):
+                left.append(clause)
+        elif not tool.does(operation):
+            routed = await gateway.routing.route(clause, carried=slots)
+            if routed is not None and routed.chosen != entry.id:
+                left.append(clause)
+    return left
+
+
+def left_over_note(tool_id: str, clauses: list[str]) -> str:
+    """What the host is told of the changes a call leaves undone (empty when there are none)."""
+    if not clauses:
+        return ""
+    asked = "; ".join(f'"{clause.rstrip(".!")}"' for clause in clauses)
+    one = len(clauses) == 1
+    return (
+        f" The request also asks for {asked}, which {tool_id} does not do: this call leaves "
+        f"{'it' if one else 'them'} undone. Call again for {'it' if one else 'each'}."
+    )
 
 
 def planned(

@@ -188,7 +188,7 @@ class RouteDoc:
             tool_mood(name, annotations),
             tool_requirements(schema),
             server,
-            ToolFields.of_schema(takes),
+            ToolFields.of_tool(name, takes),
         )
 
 

@@ -1574,6 +1574,25 @@ async def test_a_later_turn_takes_a_value_from_the_session_window(gateway: tuple
 
 
 @pytest.mark.anyio
+async def test_a_change_the_chosen_tool_does_not_make_is_reported_not_dropped(
+    gateway: tuple[ClientSession, Path],
+) -> None:
+    """The filesystem server deletes nothing: the call makes the folder and tells the host that the
+    deletion it was also asked for is undone, where it used to say nothing of it."""
+    session, files = gateway
+    (files / "old.txt").write_text("stale\n")
+    result = await call_when_generating(
+        session, f"create the folder {files / 'reports'} and delete {files / 'old.txt'}"
+    )
+    assert not result.is_error, result_text(result)
+    trace = (result.meta or {})["io.nexus-gateway/trace"]
+    assert trace["tool"] == "filesystem__create_directory" and (files / "reports").is_dir()
+    assert trace["left_over"] == [f"delete {files / 'old.txt'}"]
+    assert f'"delete {files / "old.txt"}", which filesystem__create_directory does not do' in result_text(result)
+    assert (files / "old.txt").exists()
+
+
+@pytest.mark.anyio
 async def test_a_calibration_that_turns_the_judge_on_has_call_ask_it(tmp_path: Path) -> None:
     """``nexus.judge`` unset: the routing calibration decides (``calibrate --judge``). One that asks the
     judge below a margin every decision falls below has the model pick among the best candidates."""

@@ -12,7 +12,7 @@ from conftest import TESTS, real_servers, result_json, result_text, run_cli, std
 from mcp import ClientSession
 
 from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, tool_affordances, tool_requirements
-from nexus_gateway.compound import requested_fields
+from nexus_gateway.compound import change_clauses, clause_operation, requested_fields
 from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
 from nexus_gateway.lexical import tokenize
@@ -170,6 +170,9 @@ def test_which_requests_set_several_fields() -> None:
     assert requested_fields("add fatima-z and gus-o as reviewers to PR 145") == []
     assert requested_fields("what changed in #88 and who approved it?") == []
     assert len(requested_fields("Set the title to 'Flicker', label it bug and ui, and assign it to hana-k.")) == 3
+    # a verb before a colon labels a value; an operation is its stemmed verb
+    assert change_clauses("Add the file docs/API.md to acme/app. Commit message: 'docs: API'") == []
+    assert [clause_operation(c) for c in change_clauses("merge PR 5 and delete the branch")] == ["merge", "delete"]
 
 
 def test_a_request_for_several_changes_goes_to_the_tool_that_makes_them_all(embedder: Embedder) -> None:
