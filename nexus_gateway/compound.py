@@ -15,7 +15,8 @@ bug); a parameter sets them when its name, description or options say one (``iss
 family has them, and an identifier's name says the object ("issue" for ``issue_number``), not a field.
 A request that joins operations ("merge PR 5 and delete the branch") is left as the router ranks it:
 a tool's words for an operation name its object as often as what it does (GitLab's
-``delete_merge_request_note``). Measured in docs/routing.md (session 46).
+``delete_merge_request_note``); ``routed_call.changes_left_over`` reads the same clauses to tell the
+host which changes the call it runs leaves undone. Measured in docs/routing.md (session 46).
 """
 
 from __future__ import annotations
