@@ -64,6 +64,9 @@ _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}
 # A time of day as requests say it ("9:30", "9am", "3 p.m.", "17:05") and as schemas want it ("09:30").
 _SAID_TIME = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])", re.I)
 _CLOCK_VALUE = re.compile(r"^(\d{1,2}):(\d{2})(?::00)?$")
+# What may follow a time the model copied with its zone: "3pm UTC", "15:00 UTC+9", "9am Asia/Tokyo", "noon
+# Tokyo time"; not a date or a second time ("14:00 on 2023-04-15"), which a longer format key wants kept.
+_ZONE_AFTER = re.compile(r"(?:\s+[A-Za-z][\w/]*(?:[+-]\d{1,2}(?::\d{2})?)?(?:\s+time)?)?\s*", re.I)
 # "the current directory", "this folder", "the working dir", "cwd": the path ``.`` by every shell's convention
 _HERE = re.compile(r"\b(?:current|working|present|this)\s+(?:working\s+)?(?:directory|folder|dir)\b|\b(?:cwd|pwd)\b")
 # "the last commit", "the latest commit": git's ``HEAD``
@@ -332,13 +335,15 @@ def as_time_zone(value: Any, key: str, prop: dict[str, Any]) -> Any:
 
 
 def as_clock_time(value: Any, prop: dict[str, Any], sources: _Sources) -> Any:
-    """A time copied as said ("3pm", "9:30 am") becomes ``15:00`` / ``09:30`` when the key asks for
-    ``HH:MM``; and one the model wrote on the wrong half of the day (``05:00`` for "5pm", which grounding
-    would drop, so the call asked for its time) becomes the one time the request says on that clock face."""
+    """A time copied as said ("3pm", "9:30 am", also with the zone it was said in: "3pm UTC") becomes
+    ``15:00`` / ``09:30`` when the key asks for ``HH:MM``; and one the model wrote on the wrong half of the
+    day (``05:00`` for "5pm", which grounding would drop, so the call asked for its time) becomes the one
+    time the request says on that clock face."""
     if not isinstance(value, str) or "HH:MM" not in str(prop.get("description", "")):
         return value
-    match = _SAID_TIME.fullmatch(value.strip())
-    said = _clock(match) if match else None
+    times = [m for m in _SAID_TIME.finditer(value) if _clock(m) is not None]
+    alone = len(times) == 1 and not value[: times[0].start()].strip() and _ZONE_AFTER.fullmatch(value[times[0].end() :])
+    said = _clock(times[0]) if alone else None
     if said is not None and said not in sources.times:
         face = [t for t in sources.times if (t[0] % 12, t[1]) == (said[0] % 12, said[1])]
         said = face[0] if len(face) == 1 else said

@@ -265,6 +265,9 @@ def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
     said = {"source_timezone": "Lisbon", "time": "9:30 am", "target_timezone": "Europe/Berlin"}
     kept, _ = ground(said, convert, "convert 9:30 am Lisbon time to Berlin")
     assert kept == {"source_timezone": "Europe/Lisbon", "time": "09:30", "target_timezone": "Europe/Berlin"}
+    # with the zone it was said in ("convert 3pm UTC to Tokyo time" gave the server "3pm UTC", which it refused)
+    kept, _ = ground({**raw, "time": "3pm UTC"}, convert, "what's the time in Tokyo and convert 3pm UTC to Tokyo time")
+    assert kept["time"] == "15:00"
     # a required zone the description names for when the user gives none is the server's local zone
     local = {
         "properties": {
