@@ -90,10 +90,11 @@ class ToolFields:
         return cls(tuple(terms), frozenset(objects), frozenset(operations))
 
     def sets(self, fields: frozenset[str]) -> bool:
-        """Whether one of the tool's parameters says one of ``fields`` (when they name more than the
-        object the tool works on)."""
+        """Whether the tool's name or one of its parameters says one of ``fields`` (when they name more
+        than the object the tool works on): "add it to git" is what ``git_add`` does."""
         wanted = fields - self.object_words
-        return not wanted or any(_same_word(f, t) for terms in self.parameters for t in terms for f in wanted)
+        said = (t for terms in (*self.parameters, self.operations) for t in terms)
+        return not wanted or any(_same_word(f, t) for t in said for f in wanted)
 
     def does(self, verb: str) -> bool:
         """Whether the tool's name, or a parameter's name or option, says the operation ``verb``."""
