@@ -10,9 +10,10 @@ with a parameter for each clause's fields rank above those that set only some of
 retired tool's score passes to its successor (``routing.successor_rows``).
 
 A clause's fields are its words besides the verb and the values ("set its labels to bug" → label,
-bug); a parameter sets them when its name, description or options say one (``issue_write.labels``:
-"Labels to apply to this issue"). Owner, repo, paging and identifiers take no part: every tool of a
-family has them, and an identifier's name says the object ("issue" for ``issue_number``), not a field.
+bug); a tool sets them when its name or a parameter's name, description or options say one
+(``issue_write.labels``: "Labels to apply to this issue"; "add it to git" is ``git_add``). Owner,
+repo, paging and identifiers take no part: every tool of a family has them, and an identifier's name
+says the object ("issue" for ``issue_number``), not a field.
 A request that joins operations ("merge PR 5 and delete the branch") is left as the router ranks it:
 a tool's words for an operation name its object as often as what it does (GitLab's
 ``delete_merge_request_note``); ``routed_call.changes_left_over`` reads the same clauses to tell the
