@@ -185,6 +185,8 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
     if isinstance(value, str):
         if not value.strip() or value.strip().lower() in PRONOUNS or _placeholder(value, sources):
             return False
+        if PROSE.search(name.lower()) and _is_the_request(value, sources):
+            return False  # "undo my last commit" is no commit message: the model found none and pasted the request
         if required and described_fallback(value, prop):
             return True
         if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
@@ -663,6 +665,11 @@ _REPOSITORY_KEY = re.compile(r"owner|repo|org", re.IGNORECASE)
 # digits, ``-``, ``_``, ``.``; GitLab's groups nest with ``/``): no spaces, no ``&``.
 ACCOUNT_KEYS = frozenset({"owner", "repo", "repository", "org", "organization"})
 ACCOUNT_NAME = re.compile(r"[\w.-]+(?:/[\w.-]+)*")
+
+
+def _is_the_request(value: str, sources: _Sources) -> bool:
+    """The value is the whole request (of three words or more), not a part of it."""
+    return len(_words(value)) >= 3 and _normal(value).rstrip(".!?") == sources.text.rstrip(".!?")
 
 
 def _unasked_prose(value: Any, key: str, named: set[str], sources: _Sources) -> bool:

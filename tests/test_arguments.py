@@ -345,6 +345,23 @@ def test_signs_thousands_exponents_and_scale_words_are_part_of_the_stated_number
     assert ground({"c": 12}, money, "from Dec 12-15")[0] == {"c": 12}  # a range, not a minus
 
 
+def test_the_request_pasted_as_prose_is_no_value() -> None:
+    """Found in front of mcp-server-git: "undo my last commit" went to ``git_commit`` (the server cannot undo
+    one) with the request as its message, which would have made a commit. The message is dropped, so the
+    call asks for it; a message the request states is kept."""
+    commit = {
+        "properties": {"repo_path": {"type": "string"}, "message": {"type": "string", "description": "Commit message"}},
+        "required": ["repo_path", "message"],
+    }
+    kept, dropped = ground({"message": "undo my last commit"}, commit, "undo my last commit")
+    assert kept == {} and dropped == ["message"]
+    assert ground({"message": "wip"}, commit, "commit everything with message 'wip'")[0] == {"message": "wip"}
+    echo = {"properties": {"message": {"type": "string"}}, "required": ["message"]}
+    assert ground({"message": "testing one two"}, echo, "repeat after me: testing one two")[0] == {
+        "message": "testing one two"
+    }
+
+
 def test_numbers_prose_and_lists_are_grounded_too() -> None:
     runs = {
         "properties": {
