@@ -236,6 +236,9 @@ _SUPERSEDED = re.compile(
     r"([A-Za-z][\w.-]*))",
     re.I | re.S,
 )
+# A tool named for directories (``list_directory``, ``create_directory``, ``directory_tree``): the path
+# slot of a request is a file name ("notes.txt", ``affordance.FILE_NAME``), which such a tool does not take.
+_NAMES_A_DIRECTORY = re.compile(r"director|folder|(?:^|_)dirs?(?:$|_)", re.I)
 RETIRED_STEP = np.float32(1.0)  # how far below its successor a retired tool is scored
 COMPLETE_STEP = 0.01  # how far past τ above the best partial tool one that sets every asked field is lifted
 
@@ -328,6 +331,10 @@ class Router:
         }
         self.requires = distinguishing_requirements(ordered)
         self.server_affords = server_affordances(ordered, self.affords)
+        # a tool named for directories takes no file name, the only path a request states; its server's
+        # share of path-taking tools stays (without, "save … to todo.md" left the filesystem server)
+        directories = np.array([bool(_NAMES_A_DIRECTORY.search(d.name)) for d in ordered], dtype=bool)
+        self.affords["path"] = np.where(directories, np.float32(0), self.affords["path"])
         self.platforms = PlatformIndex([d.server for d in ordered], [f"{d.name} {d.description}" for d in ordered])
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
         self.successors = successor_rows(ordered)

@@ -192,6 +192,15 @@ def test_a_request_for_several_changes_goes_to_the_tool_that_makes_them_all(embe
     )
 
 
+def test_a_file_name_is_no_directory(embedder: Embedder) -> None:
+    """ "how big is notes.txt" went to ``list_directory_with_sizes``, whose ``path`` took the file name as
+    well as ``get_file_info``'s did; a request for a folder still goes to the directory tools."""
+    router = local_router(embedder)
+    assert router.route("how big is notes.txt").chosen == "filesystem__get_file_info"
+    assert router.route("list the files in src").chosen == "filesystem__list_directory"
+    assert router.route("create the folder reports").chosen == "filesystem__create_directory"
+
+
 def test_real_words_are_no_typos_and_clitics_no_terms(embedder: Embedder) -> None:
     """The corrector read "keep" as deep, "note" as node, "date" as data; "what's" left the term "s"."""
     router = local_router(embedder)
