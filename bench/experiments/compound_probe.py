@@ -2,7 +2,7 @@
 
     python bench/experiments/compound_probe.py
 
-The dev sets hold six GitHub requests that set fields in two clauses; these were written to probe where
+The dev sets hold five GitHub requests that set fields in two clauses; these were written to probe where
 a rule for them goes wrong: operations joined ("merge … and delete the branch"), a field and an operation
 ("update the body … and close it"), and fields the consolidated tool alone sets. Each is routed over the
 GitHub tools and the pool (all 1,317; `bench/results/calibration-github.json`'s weights, no
