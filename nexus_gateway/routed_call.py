@@ -8,6 +8,7 @@ the outcome (an MCP result, or JSON on stdout and the trace on stderr).
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ from .engine import ContextOverflow
 from .gateway import Gateway
 from .host_relay import HostLink
 from .registry import ToolEntry
-from .routing import JUDGE_CANDIDATES, Candidate
+from .routing import JUDGE_CANDIDATES, Candidate, RouteResult
 from .validation import BLANK_INTENT, require_words, validate_arguments
 
 TRACE_KEY = "io.nexus-gateway/trace"
@@ -151,7 +152,13 @@ async def _call_intent(
             trace["judge"] = {"error": str(exc)}
         else:
             trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
-    left_over = await changes_left_over(gateway, intent, entry, carried)
+    left_over = await changes_left_over(
+        lambda clause, slots: gateway.routing.route(clause, carried=slots),
+        intent,
+        entry.id,
+        ToolFields.of_tool(entry.name, entry.input_schema),
+        carried,
+    )
     if left_over:
         trace["left_over"] = left_over
     note = left_over_note(entry.id, left_over)
@@ -248,17 +255,22 @@ async def _call_intent(
     return traced(forwarded, trace)
 
 
-async def changes_left_over(gateway: Gateway, intent: str, entry: ToolEntry, carried: frozenset[str]) -> list[str]:
+async def changes_left_over(
+    route: Callable[[str, frozenset[str]], Awaitable[RouteResult | None]],
+    intent: str,
+    tool_id: str,
+    tool: ToolFields,
+    carried: frozenset[str] = frozenset(),
+) -> list[str]:
     """The change clauses of a request for several changes that the chosen tool does not make. "Merge PR 5
     and delete the branch" runs ``merge_pull_request``, which deletes nothing; said nowhere, the host
     would take the branch for gone. A clause that sets fields is made when the tool has a parameter for
     them (``compound.ToolFields.sets``); an operation ("delete the branch") when the tool's name or a
-    parameter's name or option says it, or the clause routed alone goes to the tool. Costs a route per
-    such operation clause, for requests of several changes only."""
+    parameter's name or option says it, or the clause routed alone (``route(clause, carried)``) goes to
+    the tool. Costs a route per such operation clause, for requests of several changes only."""
     clauses = change_clauses(intent)
     if not clauses:
         return []
-    tool = ToolFields.of_tool(entry.name, entry.input_schema)
     slots = query_slots(intent) | carried
     left = []
     for clause in clauses:
@@ -268,8 +280,8 @@ async def changes_left_over(gateway: Gateway, intent: str, entry: ToolEntry, car
             if fields and not tool.sets(fields):
                 left.append(clause)
         elif not tool.does(operation):
-            routed = await gateway.routing.route(clause, carried=slots)
-            if routed is not None and routed.chosen != entry.id:
+            routed = await route(clause, slots)
+            if routed is not None and routed.chosen != tool_id:
                 left.append(clause)
     return left
 

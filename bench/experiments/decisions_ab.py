@@ -78,7 +78,7 @@ def diff(before: str, after: str) -> None:
             new = cases[1][key]
             if old["chosen"] == new["chosen"] and old["right"] == new["right"]:
                 continue
-            verdict = "FIXED" if new["right"] and not old["right"] else "BROKEN" if old["right"] else "moved"
+            verdict = "FIXED" if new["right"] > old["right"] else "BROKEN" if old["right"] > new["right"] else "moved"
             fixed += verdict == "FIXED"
             broken += verdict == "BROKEN"
             print(f"{label} N={key[0]} {key[1]} {verdict}: {old['query'][:70]!r} {old['chosen']} -> {new['chosen']}")
