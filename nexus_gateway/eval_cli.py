@@ -34,6 +34,21 @@ from .progress import progress_printer
 from .routing import Calibration
 from .vectors import VectorStore
 
+# The calibration's constants that ``calibrate`` and ``eval routing`` take as flags (``--lexical-weight`` …).
+CALIBRATION_FLAGS = (
+    "lexical_weight",
+    "affordance_weight",
+    "mood_weight",
+    "name_weight",
+    "unfilled_weight",
+    "server_weight",
+    "platform_weight",
+    "rerank_weight",
+    "rerank_k",
+    "tau",
+    "floor",
+)
+
 
 def parse_sizes(text: str) -> list[int | None]:
     sizes: list[int | None] = []
@@ -133,23 +148,7 @@ def prepare(args: argparse.Namespace) -> tuple[RoutingEvaluation, list[dict[str,
     # calibrate fits from the defaults; eval uses what calibrate stored for these registries
     fresh = getattr(args, "offline", None) is cmd_calibrate
     calibration = Calibration() if fresh else load_calibration(cache, args.registry, embedder.model_tag)
-    overrides = {
-        name: getattr(args, name)
-        for name in (
-            "lexical_weight",
-            "affordance_weight",
-            "mood_weight",
-            "name_weight",
-            "unfilled_weight",
-            "server_weight",
-            "platform_weight",
-            "rerank_weight",
-            "rerank_k",
-            "tau",
-            "floor",
-        )
-        if getattr(args, name, None) is not None
-    }
+    overrides = {name: getattr(args, name) for name in CALIBRATION_FLAGS if getattr(args, name, None) is not None}
     if overrides:
         calibration = replace(calibration, **overrides)
     evaluation = RoutingEvaluation(tools, embedder, vectors, calibration, cross, seed=args.seed)

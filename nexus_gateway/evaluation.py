@@ -220,7 +220,10 @@ class RoutingEvaluation:
         calibration: Calibration,
         cross_encoder: CrossEncoder | None,
         seed: int = 0,
+        defaults: dict[str, dict[str, Any]] | None = None,
     ) -> None:
+        """``defaults``: a gateway config's ``nexus.defaults`` (per server, the parameters it fills), which
+        routing reads no slot of a request into, as ``RouterService(preset=…)`` does."""
         self.tools = tools
         self.embedder = embedder
         self.vectors = vectors
@@ -236,6 +239,7 @@ class RoutingEvaluation:
                 t.schema,
                 t.raw.get("annotations"),
                 t.server,
+                list((defaults or {}).get(t.server, {})),
             )
             for t in tools
         ]

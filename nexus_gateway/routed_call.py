@@ -156,7 +156,8 @@ async def _call_intent(
         lambda clause, slots: gateway.routing.route(clause, carried=slots),
         intent,
         entry.id,
-        ToolFields.of_tool(entry.name, entry.input_schema),
+        entry.name,
+        entry.input_schema,
         carried,
     )
     if left_over:
@@ -259,7 +260,8 @@ async def changes_left_over(
     route: Callable[[str, frozenset[str]], Awaitable[RouteResult | None]],
     intent: str,
     tool_id: str,
-    tool: ToolFields,
+    tool_name: str,
+    schema: dict[str, Any] | None,
     carried: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The change clauses of a request for several changes that the chosen tool does not make. "Merge PR 5
@@ -267,10 +269,12 @@ async def changes_left_over(
     would take the branch for gone. A clause that sets fields is made when the tool has a parameter for
     them (``compound.ToolFields.sets``); an operation ("delete the branch") when the tool's name or a
     parameter's name or option says it, or the clause routed alone (``route(clause, carried)``) goes to
-    the tool. Costs a route per such operation clause, for requests of several changes only."""
+    the tool. The tool's fields are read from its schema only then (every call comes through here, few
+    ask two changes), and a route costs one per such operation clause."""
     clauses = change_clauses(intent)
     if not clauses:
         return []
+    tool = ToolFields.of_tool(tool_name, schema)
     slots = query_slots(intent) | carried
     left = []
     for clause in clauses:

@@ -291,18 +291,16 @@ def refers_back(intent: str) -> bool:
     return bool(REFERRING & set(_WORD.findall(intent.lower())))
 
 
-# "and in Tokyo?", "what about docs?", "same for main": the operation is the last turn's
-_ELLIPSIS = re.compile(r"\s*(?:and|what about|how about|(?:the )?same(?: thing)? for|now for|also for)\b", re.I)
+# "and in Tokyo?", "what about docs?", "same for main": the operation is the last turn's. The leads besides
+# "and" name no operation of their own whatever follows them.
+_POINTS_BACK = r"what about|how about|(?:the )?same(?: thing)? for|now for|also for"
+_ELLIPSIS = re.compile(rf"\s*(?:and|{_POINTS_BACK})\b", re.I)
 ELLIPSIS_WORDS = 6
 JOINED_REACH = 3  # how deep among a joined route's candidates a bare follow-up looks for the last tool
 # The forms that cannot say an operation of their own: "and mute that thread too" can, "and in Tokyo?",
 # "same thing for pallets/flask" cannot, so routed alone they only match stray words ("same" is in
 # ``move_file``'s description) and may do so by a wide margin.
-_BARE_ELLIPSIS = re.compile(
-    r"\s*(?:and\s+(?:in|on|at|for|from|with|to|of|by)|what about|how about|(?:the )?same(?: thing)? for|now for|"
-    r"also for)\b",
-    re.I,
-)
+_BARE_ELLIPSIS = re.compile(rf"\s*(?:and\s+(?:in|on|at|for|from|with|to|of|by)|{_POINTS_BACK})\b", re.I)
 
 
 def _call_text(tool: str, arguments: dict[str, Any]) -> str:

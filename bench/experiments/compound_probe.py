@@ -25,7 +25,7 @@ import anyio
 
 from nexus_gateway import routing
 from nexus_gateway.cache import RegistryCache
-from nexus_gateway.compound import ToolFields, change_clauses, requested_fields
+from nexus_gateway.compound import change_clauses, requested_fields
 from nexus_gateway.embedder import Embedder
 from nexus_gateway.evaluation import RoutingEvaluation, embed_tools, load_registries
 from nexus_gateway.routed_call import changes_left_over
@@ -63,7 +63,7 @@ def undone(router: Router, tools: list, request: str, tool_id: str) -> list[str]
         return router.route(clause, carried=slots, allow_rerank=False)
 
     tool = tools[int(tool_id)]
-    return anyio.run(changes_left_over, route, request, tool_id, ToolFields.of_tool(tool.name, tool.schema))
+    return anyio.run(changes_left_over, route, request, tool_id, tool.name, tool.schema)
 
 
 def main() -> None:

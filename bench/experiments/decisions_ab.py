@@ -21,19 +21,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from nexus_gateway.eval_cli import CALIBRATION_FLAGS
+
 ROOT = Path(__file__).resolve().parents[2]
 S = ROOT.parent / "shared" / "data"
-WEIGHTS = (
-    "lexical_weight",
-    "affordance_weight",
-    "mood_weight",
-    "name_weight",
-    "unfilled_weight",
-    "server_weight",
-    "platform_weight",
-    "tau",
-    "floor",
-)
 SETS = {
     "github": ("calibration-github.json", ["github-mcp.json", "mcp-pool.json"], "github-dev.jsonl", "250,all", []),
     "irrelevant": ("calibration-github-only.json", ["github-mcp.json"], "github-dev.jsonl", "all", ["irrelevant"]),
@@ -57,7 +48,7 @@ def run(out: str, revision: str | None) -> None:
             command += ["--registry", str(S / "registries" / registry)]
         if extra:
             command += ["--irrelevant", str(S / "queries" / "irrelevant-dev.jsonl")]
-        for key in WEIGHTS:
+        for key in CALIBRATION_FLAGS:
             command += [f"--{key.replace('_', '-')}", str(weights[key])]
         command += ["--rerank-weight", "0", "--no-rerank", "--cases", f"{out}-{label}.jsonl"]
         subprocess.run(command, cwd=ROOT, check=True)

@@ -20,8 +20,7 @@ from pathlib import Path
 from nexus_gateway.cache import RegistryCache
 from nexus_gateway.embedder import Embedder
 from nexus_gateway.evaluation import RoutingEvaluation, embed_queries, embed_tools, load_queries, load_registries
-from nexus_gateway.lexical import LexicalDocument
-from nexus_gateway.routing import Calibration, RouteDoc
+from nexus_gateway.routing import Calibration
 from nexus_gateway.vectors import VectorStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,21 +41,9 @@ def main() -> int:
     query_vectors = embed_queries(embedder, queries)
     decisions: dict[str, list[dict]] = {}
     for label, preset in (("plain", False), ("defaults", True)):
-        evaluation = RoutingEvaluation(tools, embedder, vectors, Calibration(), None)
-        if preset:
-            evaluation.docs = [
-                RouteDoc.of_tool(
-                    str(t.uid),
-                    t.name,
-                    t.description,
-                    LexicalDocument.of_tool(t.name, t.description, t.schema).tokens(),
-                    t.schema,
-                    t.raw.get("annotations"),
-                    t.server,
-                    [key for key in defaults.get(t.server, {}) if key in (t.schema.get("properties") or {})],
-                )
-                for t in tools
-            ]
+        evaluation = RoutingEvaluation(
+            tools, embedder, vectors, Calibration(), None, defaults=defaults if preset else None
+        )
         decisions[label] = evaluation.run_size(queries, query_vectors, [], query_vectors[:0], None)["cases"]
     right = {label: sum(c["right"] for c in cases) for label, cases in decisions.items()}
     print(f"local set, n = {len(queries)}: plain {right['plain']}, with {shown}'s defaults {right['defaults']}")
