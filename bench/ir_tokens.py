@@ -4,7 +4,11 @@ the full JSON schema (what the oracle prompt holds).
     python bench/ir_tokens.py [--registry ../shared/data/registries/github-mcp.json]
         [--queries ../shared/data/queries/github-dev.jsonl] [--json OUT]
 
-Forms: ``ir`` is the default compressed IR (every parameter); ``ir_focused`` is the focused form
+Forms: ``ir_budgeted`` is what the gateway shows by default: the compressed IR with every parameter, or
+for a tool whose IR is longer than ``ir.IR_TOKEN_BUDGET`` tokens the focused form (for a request that
+names none of its optional parameters: every tool once; ``ir_budgeted_per_request``: what each dev
+request's prompt holds for its labelled tool); ``ir`` is the compressed IR of every tool with every
+parameter; ``ir_focused`` is the focused form
 (``nexus.schema: ir-focused``) for a request that names no optional parameter (every tool once);
 ``ir_focused_per_request`` is what each dev request's prompt holds in that form for its labelled tool;
 ``choice`` is a candidate's line when the model chooses among close tools (typed, quoted, described: the
@@ -17,11 +21,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from nexus_gateway.engine import EngineSettings, LlamaEngine
-from nexus_gateway.ir import choice_ir, compressed_ir
+from nexus_gateway.ir import IR_TOKEN_BUDGET, choice_ir, compressed_ir
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.signature import signature
 
@@ -40,7 +45,16 @@ def main() -> int:
     by_name = {t["name"]: t for t in tools}
     requests = [json.loads(line) for line in Path(args.queries).read_text().splitlines() if line.strip()]
     pairs = [(by_name[q["gold_tool"]], q["query"]) for q in requests if q.get("gold_tool") in by_name]
+
+    def long(tool: dict[str, Any]) -> bool:
+        return len(engine.tokenize(compressed_ir(tool["name"], tool["inputSchema"]))) > IR_TOKEN_BUDGET
+
+    def budgeted(tool: dict[str, Any], request: str) -> str:
+        return compressed_ir(tool["name"], tool["inputSchema"], intent=request if long(tool) else None)
+
     forms = {
+        "ir_budgeted": lambda t: budgeted(t, ""),
+        "ir_budgeted_per_request": None,
         "ir": lambda t: compressed_ir(t["name"], t["inputSchema"]),
         "ir_focused": lambda t: compressed_ir(t["name"], t["inputSchema"], intent=""),
         "ir_focused_per_request": None,
@@ -53,7 +67,9 @@ def main() -> int:
     result: dict[str, object] = {"registry": Path(args.registry).name, "n": len(tools), "model": Path(args.model).name}
     print(f"{'form':<24}{'median':>8}{'p90':>8}{'p99':>8}{'max':>8}{'mean':>8}")
     for name, render in forms.items():
-        if render is None:
+        if name == "ir_budgeted_per_request":
+            texts = [budgeted(t, q) for t, q in pairs]
+        elif render is None:
             texts = [compressed_ir(t["name"], t["inputSchema"], intent=q) for t, q in pairs]
         else:
             texts = [render(t) for t in tools]

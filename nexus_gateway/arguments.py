@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .decoding import SchemaDecoder, Vocabulary, a_file_for_a_folder
 from .engine import ContextOverflow, GenerationBackend
 from .grounding import as_globs, excluded_when_said, file_kind_globs, ground, said_once_used_once
-from .ir import compressed_ir
+from .ir import IR_TOKEN_BUDGET, compressed_ir
 from .mentions import (
     free_text_keys,
     named_keys,
@@ -205,10 +205,17 @@ class ArgumentGenerator:
     """Generates arguments on one engine; callers hold no lock, a turn takes the engine's."""
 
     def __init__(
-        self, engine: GenerationBackend, *, focused: bool = False, guess: bool = True, merge: bool = True
+        self,
+        engine: GenerationBackend,
+        *,
+        focused: bool = False,
+        ir_budget: int = IR_TOKEN_BUDGET,
+        guess: bool = True,
+        merge: bool = True,
     ) -> None:
         self.engine = engine
         self.focused = focused  # the IR with only the parameters the request can fill (``ir.py``)
+        self.ir_budget = ir_budget  # a tool whose IR is longer than this is shown focused (0: never)
         # Two decode-time savers (``decoding.py``), switchable for the side-by-side benchmark
         # (``bench/decode_speed.py``): values guessed from the request and checked in a batch, and a
         # choice fed together with the rest of the one option it leaves.
@@ -227,12 +234,16 @@ class ArgumentGenerator:
             if chooser:
                 self.engine.cursor(self.chooser_tokens)
 
-    def _focus(self, intent: str, window: SessionWindow | None) -> str | None:
-        """The request the IR's parameters are chosen for, or None for all of them (the default, and a
-        request that points back at earlier turns, "open that file", fills parameters it does not name)."""
-        if not self.focused or (window is not None and window.turns and refers_back(intent)):
+    def _focus(self, name: str, schema: dict[str, Any], intent: str, window: SessionWindow | None) -> str | None:
+        """The request the IR's parameters are chosen for, or None for all of them: the default for a tool
+        whose IR fits ``ir_budget`` (``ir.IR_TOKEN_BUDGET``), and for a request that points back at earlier
+        turns ("open that file"), which fills parameters it does not name."""
+        if window is not None and window.turns and refers_back(intent):
             return None
-        return intent
+        if self.focused:
+            return intent
+        over = self.ir_budget and len(self.engine.tokenize(compressed_ir(name, schema))) > self.ir_budget
+        return intent if over else None
 
     def choose_tool(self, intent: str, candidates: list[tuple[str, str]]) -> Choice:
         """Let the model pick among close candidates ``(name, ir.choice_ir)``, under a constraint to
@@ -326,7 +337,7 @@ class ArgumentGenerator:
         window_text = earlier.render(intent) if earlier else ""
         timings: dict[str, float] = {}
         placement: SpliceReport | None = None
-        focus = None if full_schema else self._focus(intent, earlier)
+        focus = None if full_schema else self._focus(name, schema, intent, earlier)
         if full_schema:
             tool_tokens = self.engine.tokenize(schema_text(name, schema, description))
         else:

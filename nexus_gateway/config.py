@@ -38,7 +38,8 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_MAX_BACKOFF = 30.0
 DEFAULT_PING_INTERVAL = 30.0
 DEFAULT_SEARCH_LIMIT = 8
-# ir: the compressed signature; full: the whole JSON schema, spliced from its compiled KV block;
+# ir: the compressed signature (a long one, over ir.IR_TOKEN_BUDGET tokens, focused on the request);
+# full: the whole JSON schema, spliced from its compiled KV block;
 # auto: the signature first, the full schema when the signature leaves required arguments unresolved;
 # ir-focused: the compressed signature with only the parameters the request can fill (ir.py).
 SCHEMA_MODES = ("ir", "ir-focused", "full", "auto")

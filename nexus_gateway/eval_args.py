@@ -342,7 +342,7 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
     else:
         tools, router = build_router(args)
     engine, path = open_engine(args.model, args.threads)
-    generator = ArgumentGenerator(engine, focused=args.schema == "ir-focused")
+    generator = ArgumentGenerator(engine, focused=args.schema == "ir-focused", ir_budget=args.ir_budget)
     generator.warm()
     unspliceable = engine.geometry().why_not_spliceable()
     if unspliceable:
@@ -353,6 +353,7 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
     result = evaluation.run(queries, dialogues, oracle=not args.no_oracle)
     result["model"] = Path(path).name
     result["schema_mode"] = args.schema
+    result["ir_budget"] = args.ir_budget
     sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

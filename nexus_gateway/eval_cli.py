@@ -29,6 +29,7 @@ from .evaluation import (
     schema_tokens,
 )
 from .exceptions import ConfigError
+from .ir import IR_TOKEN_BUDGET
 from .judge_fit import Judge, JudgeVerdict, judge_requests, judge_verdict
 from .progress import progress_printer
 from .routing import Calibration
@@ -367,6 +368,13 @@ def register(commands: Any) -> None:
         choices=["ir", "ir-focused", "full", "auto"],
         default="ir",
         help="what the model reads (as nexus.schema)",
+    )
+    arguments.add_argument(
+        "--ir-budget",
+        type=int,
+        default=IR_TOKEN_BUDGET,
+        metavar="TOKENS",
+        help=f"a tool whose IR is longer is shown focused (default {IR_TOKEN_BUDGET}; 0: every tool in full)",
     )
     arguments.add_argument("--json", metavar="OUT", type=output_file)
     arguments.add_argument(

@@ -39,7 +39,7 @@ from nexus_gateway.grounding import (
     said_once_used_once,
     spelled_numbers,
 )
-from nexus_gateway.ir import choice_ir, compressed_ir
+from nexus_gateway.ir import IR_TOKEN_BUDGET, choice_ir, compressed_ir
 from nexus_gateway.mentions import (
     branch_roles,
     free_text_keys,
@@ -1279,6 +1279,21 @@ def test_the_focused_ir_shortens_the_prompt_and_keeps_the_stated_arguments(gener
     short = focused.generate("issue_read", ISSUE, "Get an issue", request)
     assert short.arguments == full.arguments == {"owner": "octo-org", "repo": "app", "issue_number": 412}
     assert short.prompt_tokens < full.prompt_tokens  # `state` is not shown: the request names no state
+
+
+def test_a_tool_with_a_long_ir_is_shown_focused(generator: ArgumentGenerator) -> None:
+    """``issue_write``'s IR takes 68 tokens, over ``IR_TOKEN_BUDGET``: the prompt shows the parameters this
+    request can fill, and the arguments are the ones it states."""
+    tools = json.loads((TESTS / "fixtures" / "github_update_tools.json").read_text())
+    tool = next(t for t in tools if t["name"] == "issue_write")
+    assert len(generator.engine.tokenize(compressed_ir("issue_write", tool["inputSchema"]))) > IR_TOKEN_BUDGET
+    request = "open an issue in acme/web titled 'Login broken' and label it bug"
+    focused = generator.generate("issue_write", tool["inputSchema"], tool["description"], request)
+    whole = ArgumentGenerator(generator.engine, ir_budget=0)  # every tool's IR in full
+    shown_whole = whole.generate("issue_write", tool["inputSchema"], tool["description"], request)
+    stated = {"owner": "acme", "repo": "web", "title": "Login broken", "labels": ["bug"], "method": "create"}
+    assert focused.arguments == stated
+    assert focused.prompt_tokens < shown_whole.prompt_tokens - 20
 
 
 def test_session_window_resolves_a_reference_to_the_previous_turn(generator: ArgumentGenerator) -> None:
