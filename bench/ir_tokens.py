@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from nexus_gateway.engine import EngineSettings, LlamaEngine
-from nexus_gateway.ir import IR_TOKEN_BUDGET, choice_ir, compressed_ir
+from nexus_gateway.ir import choice_ir, compressed_ir, ir_is_long
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 from nexus_gateway.signature import signature
 
@@ -46,11 +46,9 @@ def main() -> int:
     requests = [json.loads(line) for line in Path(args.queries).read_text().splitlines() if line.strip()]
     pairs = [(by_name[q["gold_tool"]], q["query"]) for q in requests if q.get("gold_tool") in by_name]
 
-    def long(tool: dict[str, Any]) -> bool:
-        return len(engine.tokenize(compressed_ir(tool["name"], tool["inputSchema"]))) > IR_TOKEN_BUDGET
-
     def budgeted(tool: dict[str, Any], request: str) -> str:
-        return compressed_ir(tool["name"], tool["inputSchema"], intent=request if long(tool) else None)
+        long = ir_is_long(tool["name"], tool["inputSchema"], engine.tokenize)
+        return compressed_ir(tool["name"], tool["inputSchema"], intent=request if long else None)
 
     forms = {
         "ir_budgeted": lambda t: budgeted(t, ""),

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .decoding import SchemaDecoder, Vocabulary, a_file_for_a_folder
 from .engine import ContextOverflow, GenerationBackend
 from .grounding import as_globs, excluded_when_said, file_kind_globs, ground, said_once_used_once
-from .ir import IR_TOKEN_BUDGET, compressed_ir
+from .ir import IR_TOKEN_BUDGET, compressed_ir, ir_is_long
 from .mentions import (
     free_text_keys,
     named_keys,
@@ -242,8 +242,7 @@ class ArgumentGenerator:
             return None
         if self.focused:
             return intent
-        over = self.ir_budget and len(self.engine.tokenize(compressed_ir(name, schema))) > self.ir_budget
-        return intent if over else None
+        return intent if ir_is_long(name, schema, self.engine.tokenize, self.ir_budget) else None
 
     def choose_tool(self, intent: str, candidates: list[tuple[str, str]]) -> Choice:
         """Let the model pick among close candidates ``(name, ir.choice_ir)``, under a constraint to

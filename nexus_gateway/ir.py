@@ -33,6 +33,7 @@ bench/ir_tokens.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -117,6 +118,14 @@ def compressed_ir(name: str, input_schema: dict[str, Any] | None, *, intent: str
     scripts went on passing the description there, measuring the focused form instead of the default."""
     schema = input_schema or {}
     return f"{name}({ir_params(schema, schema, intent, name)})"
+
+
+def ir_is_long(
+    name: str, input_schema: dict[str, Any] | None, tokenize: Callable[[str], list[int]], budget: int = IR_TOKEN_BUDGET
+) -> bool:
+    """Whether the tool's whole IR takes more than ``budget`` model tokens, so that a prompt shows it
+    focused on the request (``ArgumentGenerator``; 0: never)."""
+    return bool(budget) and len(tokenize(compressed_ir(name, input_schema))) > budget
 
 
 def choice_ir(name: str, input_schema: dict[str, Any] | None, description: str | None) -> str:
