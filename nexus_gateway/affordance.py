@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .lexical import split_identifier
+from .lexical import FILE_NAME, split_identifier
 
 SLOT_KINDS = ("repo", "number", "url", "path", "time")
 
@@ -31,18 +31,6 @@ _CLOCK_TIME = re.compile(
     r"(?<![\w:.])(?:\d{1,2}(?::[0-5]\d)?\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)|(?:[01]?\d|2[0-3]):[0-5]\d(?![\w:])"
     r"|noon\b|midnight\b)",
     re.I,
-)
-# A file name (``database.ts``, ``src/app.min.js``, ``/tmp/log.txt``, ``~/notes.md``): its extension starts
-# with a letter and the name before it has one, so a decimal ("rated 4.5 or more", "Python 3.12"), a version
-# ("v2.1.0", "v11.0.x", "4.x") and a release branch ("release/3.2") are none, nor "i.e.", "e.g.", "D.C." or
-# an email's domain. One rule for the two readers of file names in a request: the path slot here and the
-# paths the decoder waits for (``mentions.stated_entities``). The lexical signal blanks a wider set of
-# dotted words (``lexical.without_values``).
-NOT_INSIDE_A_NAME = r"(?<![\w/.:@-])"
-FROM_ROOT = r"(?:~|\.{1,2})?/"
-FILE_NAME = (
-    rf"{NOT_INSIDE_A_NAME}(?![A-Za-z]\.[A-Za-z]\b)(?:{FROM_ROOT})?(?:[\w.-]+/)*(?:[\w-]+\.)*[\w-]*[A-Za-z][\w-]*"
-    r"\.[A-Za-z][A-Za-z0-9]{0,4}(?![\w/])"
 )
 _PATH = re.compile(FILE_NAME)
 _REPO_WORD = re.compile(r"\brepo(?:sitory|sitories|s)?\b", re.I)

@@ -179,21 +179,46 @@ def one_edit_apart(a: str, b: str) -> bool:
 _IDENTIFIER = re.compile(r"\S*[A-Za-z][/_.\-][A-Za-z0-9]\S*|\S*[a-z][A-Z]\S*")
 
 
+# A file name (``database.ts``, ``src/app.min.js``, ``/tmp/log.txt``, ``~/notes.md``): its extension starts
+# with a letter and the name before it has one, so a decimal ("rated 4.5 or more", "Python 3.12"), a version
+# ("v2.1.0", "v11.0.x", "4.x") and a release branch ("release/3.2") are none, nor "i.e.", "e.g.", "D.C." or
+# an email's domain, nor a dotted repository's name ("the next.js repo"). One rule for the readers of file
+# names in a request: the path slot (``affordance``), the paths the decoder waits for
+# (``mentions.stated_entities``) and the word a file name leaves in the routed request (``without_values``).
+NOT_INSIDE_A_NAME = r"(?<![\w/.:@-])"
+FROM_ROOT = r"(?:~|\.{1,2})?/"
+FILE_NAME = (
+    rf"{NOT_INSIDE_A_NAME}(?![A-Za-z]\.[A-Za-z]\b)(?:{FROM_ROOT})?(?:[\w.-]+/)*(?:[\w-]+\.)*[\w-]*[A-Za-z][\w-]*"
+    r"\.[A-Za-z][A-Za-z0-9]{0,4}(?![\w/])(?!\s+repo(?:sitory)?\b)"
+)
+_FILE = re.compile(FILE_NAME)
+
+
 # Argument values inside a request: quoted text, paths and URLs, globs and any word with a dot inside
 # (file names, hosts, emails, "v11.0.x"). Their words name the things a call acts on, not the operation
-# ("print log.txt" is not about ``git_log``). Wider than a file name (``affordance.FILE_NAME``) on
-# purpose: "D.C." and "a.m." blanked here leave no one-letter terms behind (session 37 measured the
-# narrower rule: 15 BFCL requests gained "d", "c", "example", "com" as terms).
+# ("print log.txt" is not about ``git_log``). Wider than a file name on purpose: "D.C." and "a.m."
+# blanked here leave no one-letter terms behind (session 37 measured the narrower rule: 15 BFCL requests
+# gained "d", "c", "example", "com" as terms).
 _VALUE_SPAN = re.compile(
     r"""(?<!\w)'[^']+'(?!\w)|"[^"]+"|`[^`]+`|“[^”]+”|\S*[/\\]\S*|\S*\w\.[A-Za-z]\w{0,4}\b|\S*\*\S*"""
 )
 
 
+def _value_word(value: re.Match[str]) -> str:
+    """What a value leaves in the request: the word "file" for a file name (unquoted: "show me logo.png"
+    asks about a file, where "save 'notes.md'" may be any text), nothing for any other value."""
+    file = _FILE.match(value.string, value.start())
+    whole = value.group(0).rstrip(".,;:!?)")
+    return " file " if file is not None and file.end() >= value.start() + len(whole) else " "
+
+
 def without_values(query: str) -> str:
     """``query`` with its argument values blanked out, for the lexical signal and the embedded query
     (``routing.embedded_intent``): the slot detectors still read them (a path says that the tool takes
-    one)."""
-    return _VALUE_SPAN.sub(" ", query)
+    one). A file name leaves the word "file": the value's words say nothing of the operation, but that
+    the request names a file says what it acts on ("print the contents of /tmp/log.txt" went to
+    ``git_show``, whose description says "contents"; session 47, ``docs/routing.md``)."""
+    return _VALUE_SPAN.sub(_value_word, query)
 
 
 @dataclass(frozen=True)

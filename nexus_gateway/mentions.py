@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .affordance import FILE_NAME, FROM_ROOT, NOT_INSIDE_A_NAME, URL_PATTERN
-from .lexical import NUMBER_WORDS, STOPWORDS, split_identifier, stem, tokenize
+from .affordance import URL_PATTERN
+from .lexical import FILE_NAME, FROM_ROOT, NOT_INSIDE_A_NAME, NUMBER_WORDS, STOPWORDS, split_identifier, stem, tokenize
 
 _WORDS = re.compile(r"[a-z0-9]+")
 # Keys that hold free text (a body, a title, a search query): the home of a quoted span.

@@ -15,7 +15,7 @@ from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, 
 from nexus_gateway.compound import change_clauses, clause_operation, requested_fields
 from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
-from nexus_gateway.lexical import tokenize
+from nexus_gateway.lexical import tokenize, without_values
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
 from nexus_gateway.platforms import named_platforms, server_platforms
@@ -201,6 +201,18 @@ def test_a_file_name_is_no_directory(embedder: Embedder) -> None:
     assert router.route("create the folder reports").chosen == "filesystem__create_directory"
 
 
+def test_a_file_name_leaves_the_word_file(embedder: Embedder) -> None:
+    """A file name is a value, blanked from the lexical terms and the embedded request; with nothing left
+    of it, "print the contents of /tmp/log.txt" went to git's ``git_show`` (its description says
+    "contents") and "show me the picture logo.png" too. That the request names a file says what it acts
+    on; a dotted repository's name ("the next.js repo") is no file."""
+    assert without_values("print the contents of /tmp/log.txt.").split() == ["print", "the", "contents", "of", "file"]
+    assert "file" not in without_values("the discussions of the next.js repo, e.g. 'notes.md' at v11.0.x")
+    router = local_router(embedder)
+    assert router.route("print the contents of /tmp/log.txt").chosen == "filesystem__read_text_file"
+    assert router.route("show me the picture logo.png").chosen == "filesystem__read_media_file"
+
+
 def test_real_words_are_no_typos_and_clitics_no_terms(embedder: Embedder) -> None:
     """The corrector read "keep" as deep, "note" as node, "date" as data; "what's" left the term "s"."""
     router = local_router(embedder)
@@ -226,7 +238,7 @@ def test_a_request_that_names_a_server_leans_to_its_tools(embedder: Embedder) ->
 def test_the_embedder_reads_an_intent_without_its_argument_values(embedder: Embedder) -> None:
     intent = "Replace the description of issue 41 in mkovacs/blog with: 'Comments are not rendered on mobile.'"
     assert embedded_intent(intent) == "Replace the description of issue 41 in with:"
-    assert embedded_intent("open src/config/database.ts on the release branch") == "open on the release branch"
+    assert embedded_intent("open src/config/database.ts on the release branch") == "open file on the release branch"
     assert embedded_intent("'notes.txt'") == "'notes.txt'"  # nothing but a value: embedded as it is
     router = local_router(embedder)
     request = "write 'buy milk' to the file notes/todo.txt"
