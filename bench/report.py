@@ -224,12 +224,12 @@ fewer (65% → 60%); fitted on the odd half instead, the rule routes two more of
 (69.9% → 72.3%, `bash bench/experiments/calibration_folds.sh`).
 
 Session 47 lets a file name leave the word "file" where it was blanked from the lexical terms and the
-embedded request (`lexical.without_values`), and no longer reads a dotted repository's name ("the next.js
-repo") as a file (`docs/routing.md`). With the stored calibrations: the local set 34 → 38 of 65, BFCL
-one request fixed, GitHub one broken ("commits touching src/auth/session.go" → `push_files`, an even
-line). The refit raised the GitHub calibration's server weight (0.1 → 0.2) and its floor: on the odd
-half N = 250 80.7% → 79.5% (one request now abstains), R@3 92.8% → **95.2%**, all tools 71.1% → 72.3%,
-N = 10 to 100 one request more each; all 166 at N = 250 81.3% → 80.1%, all tools 75.9% as before.
+embedded request (not from name coverage; `lexical.without_values`), and no longer reads a dotted
+repository's name ("the next.js repo") as a file (`docs/routing.md`). With the stored calibrations: the
+local set 34 → 37 of 65, BFCL one request fixed, GitHub one broken ("commits touching
+src/auth/session.go" → `push_files`, an even line). The refit moved only the floors: the odd half as
+before at N = 250 and all tools, one request more at N = 10; all 166 at N = 250 81.3% → 80.7% and at all
+tools 75.9% → 75.3%.
 """
 
 

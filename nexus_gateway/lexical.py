@@ -212,13 +212,14 @@ def _value_word(value: re.Match[str]) -> str:
     return " file " if file is not None and file.end() >= value.start() + len(whole) else " "
 
 
-def without_values(query: str) -> str:
+def without_values(query: str, kinds: bool = True) -> str:
     """``query`` with its argument values blanked out, for the lexical signal and the embedded query
     (``routing.embedded_intent``): the slot detectors still read them (a path says that the tool takes
     one). A file name leaves the word "file": the value's words say nothing of the operation, but that
     the request names a file says what it acts on ("print the contents of /tmp/log.txt" went to
-    ``git_show``, whose description says "contents"; session 47, ``docs/routing.md``)."""
-    return _VALUE_SPAN.sub(_value_word, query)
+    ``git_show``, whose description says "contents"; session 47, ``docs/routing.md``). ``kinds=False``
+    leaves nothing of any value."""
+    return _VALUE_SPAN.sub(_value_word if kinds else " ", query)
 
 
 @dataclass(frozen=True)
@@ -332,12 +333,13 @@ class BM25Index:
             return None
         return min(candidates, key=lambda term: (-len(self.postings[term][0]), term))
 
-    def query_terms(self, query: str) -> list[str]:
+    def query_terms(self, query: str, *, value_kinds: bool = True) -> list[str]:
         """The query's distinct terms; each one the registry never says replaced by its plain synonyms that
         the registry says (``SYNONYMS``: "folder" → directory), else by its one-edit correction when
         there is one, except the parts of names typed as identifiers (``octo-org/app``). Argument values
-        (quoted text, paths, file names: ``without_values``) are no terms at all."""
-        query = without_values(query)
+        (quoted text, paths, file names: ``without_values``) are no terms, but a file name leaves the
+        term "file" unless ``value_kinds`` is false."""
+        query = without_values(query, value_kinds)
         names = {token for match in _IDENTIFIER.finditer(query) for token in tokenize(match.group(0))}
         terms = []
         for token in dict.fromkeys(tokenize(query, QUERY_STOPWORDS)):

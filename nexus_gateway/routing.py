@@ -390,7 +390,11 @@ class Router:
         lexical = lexical / peak if peak > 0 else lexical
         fused = cosine + np.float32(calibration.lexical_weight) * lexical
         if calibration.name_weight:
-            fused = fused + np.float32(calibration.name_weight) * self.names.scores(terms)
+            # a tool's name says its operation and object; the word a value leaves ("file") says what the
+            # request acts on, not that a file tool's operation is asked: "create the folder reports and
+            # delete old.txt" went to ``write_file`` when "file" covered half of its name
+            said = self.bm25.query_terms(intent, value_kinds=False)
+            fused = fused + np.float32(calibration.name_weight) * self.names.scores(said)
         slots = query_slots(intent) | carried
         if slots and calibration.affordance_weight:
             share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))

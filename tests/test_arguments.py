@@ -1613,18 +1613,18 @@ async def test_a_change_the_chosen_tool_does_not_make_is_reported_not_dropped(
     gateway: tuple[ClientSession, Path],
 ) -> None:
     """The filesystem server deletes nothing: the call makes the folder and tells the host that the
-    deletion it was also asked for is undone, where it used to say nothing of it."""
+    deletion it was also asked for is undone, where it used to say nothing of it. (A file to delete
+    brings ``write_file`` close enough that the call asks for confirmation first, with the same note.)"""
     session, files = gateway
-    (files / "old.txt").write_text("stale\n")
-    result = await call_when_generating(
-        session, f"create the folder {files / 'reports'} and delete {files / 'old.txt'}"
-    )
+    (files / "old").mkdir()
+    result = await call_when_generating(session, f"create the folder {files / 'reports'} and delete {files / 'old'}")
     assert not result.is_error, result_text(result)
     trace = (result.meta or {})["io.nexus-gateway/trace"]
     assert trace["tool"] == "filesystem__create_directory" and (files / "reports").is_dir()
-    assert trace["left_over"] == [f"delete {files / 'old.txt'}"]
-    assert f'"delete {files / "old.txt"}", which filesystem__create_directory does not do' in result_text(result)
-    assert (files / "old.txt").exists()
+    assert trace["left_over"] == [f"delete {files / 'old'}"]
+    undone = f'"delete {files / "old"}", which filesystem__create_directory does not do'
+    assert undone in result_text(result)
+    assert (files / "old").is_dir()
 
 
 @pytest.mark.anyio

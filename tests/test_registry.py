@@ -182,12 +182,14 @@ def test_a_word_the_registry_never_says_is_read_as_its_plain_synonym() -> None:
 
 def test_argument_values_in_a_request_are_no_lexical_terms() -> None:
     """A request to print log.txt names a file to read, not ``git_log``: quoted text, paths, URLs, file names
-    and globs are what a call acts on. Apostrophes inside words are not quotes."""
+    and globs are what a call acts on; a file name leaves only the word "file". Apostrophes inside words
+    are not quotes."""
     index = BM25Index([tokenize("read the contents of a file"), tokenize("git log: shows the commit logs")])
-    assert index.query_terms("print the contents of /tmp/log.txt") == ["print", "content"]
+    assert index.query_terms("print the contents of /tmp/log.txt") == ["print", "content", "file"]
+    assert index.query_terms("print the contents of /tmp/log.txt", value_kinds=False) == ["print", "content"]
     assert index.top("print the contents of log.txt", 1)[0][0] == 0
     assert index.query_terms("find every file named *.log") == ["find", "every", "file", "named"]
-    assert index.query_terms("save 'fix the log' to notes.md") == ["save"]
+    assert index.query_terms("save 'fix the log' to notes.md") == ["save", "file"]
     assert index.query_terms('commit with message "update logs" from https://x.io/a') == ["commit", "message"]
     assert {"log", "guess"} <= set(index.query_terms("what's in the log, don't guess"))
 
