@@ -746,8 +746,10 @@ candidate's line when the model chooses among close tools, which was the default
 since session 35 but not the p99: the consolidated tools (`projects_write`, `actions_list`,
 `issue_write`) carry a dozen parameters and long `method` enums. The focused form for every tool costs
 arguments (session 21: 89.2% against 91.5% on the odd half, 93.4% against 93.5% on the even one); for
-the 13 long tools only it costs none (session 47: 91.6% of the arguments of all 166 requests with the
-labelled tool either way, `docs/arguments.md`), and the budgeted form meets both targets.
+the 13 long tools only no loss shows beyond rounding (session 47: 91.6% of the arguments of all 166
+requests with the labelled tool either way; the odd half's rows above move by a few arguments, as much
+as splicing or prefilling alone moves them; `docs/arguments.md`), and the budgeted form meets both
+targets.
 
 {ir_text}
 ### Cost of the constraint

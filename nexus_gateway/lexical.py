@@ -212,14 +212,14 @@ def _value_word(value: re.Match[str]) -> str:
     return " file " if file is not None and file.end() >= value.start() + len(whole) else " "
 
 
-def without_values(query: str, kinds: bool = True) -> str:
+def without_values(query: str, *, value_kinds: bool = True) -> str:
     """``query`` with its argument values blanked out, for the lexical signal and the embedded query
     (``routing.embedded_intent``): the slot detectors still read them (a path says that the tool takes
     one). A file name leaves the word "file": the value's words say nothing of the operation, but that
     the request names a file says what it acts on ("print the contents of /tmp/log.txt" went to
-    ``git_show``, whose description says "contents"; session 47, ``docs/routing.md``). ``kinds=False``
-    leaves nothing of any value."""
-    return _VALUE_SPAN.sub(_value_word if kinds else " ", query)
+    ``git_show``, whose description says "contents"; session 47, ``docs/routing.md``).
+    ``value_kinds=False`` leaves nothing of any value."""
+    return _VALUE_SPAN.sub(_value_word if value_kinds else " ", query)
 
 
 @dataclass(frozen=True)
@@ -339,7 +339,7 @@ class BM25Index:
         there is one, except the parts of names typed as identifiers (``octo-org/app``). Argument values
         (quoted text, paths, file names: ``without_values``) are no terms, but a file name leaves the
         term "file" unless ``value_kinds`` is false."""
-        query = without_values(query, value_kinds)
+        query = without_values(query, value_kinds=value_kinds)
         names = {token for match in _IDENTIFIER.finditer(query) for token in tokenize(match.group(0))}
         terms = []
         for token in dict.fromkeys(tokenize(query, QUERY_STOPWORDS)):
