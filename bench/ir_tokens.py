@@ -47,8 +47,9 @@ def main() -> int:
     pairs = [(by_name[q["gold_tool"]], q["query"]) for q in requests if q.get("gold_tool") in by_name]
 
     def budgeted(tool: dict[str, Any], request: str) -> str:
-        long = ir_is_long(tool["name"], tool["inputSchema"], engine.tokenize)
-        return compressed_ir(tool["name"], tool["inputSchema"], intent=request if long else None)
+        whole = compressed_ir(tool["name"], tool["inputSchema"])
+        long = ir_is_long(whole, engine.tokenize)
+        return compressed_ir(tool["name"], tool["inputSchema"], intent=request) if long else whole
 
     forms = {
         "ir_budgeted": lambda t: budgeted(t, ""),

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .lexical import FILE_NAME, split_identifier
+from .lexical import FILE_PATTERN, split_identifier
 
 SLOT_KINDS = ("repo", "number", "url", "path", "time")
 
@@ -32,7 +32,6 @@ _CLOCK_TIME = re.compile(
     r"|noon\b|midnight\b)",
     re.I,
 )
-_PATH = re.compile(FILE_NAME)
 _REPO_WORD = re.compile(r"\brepo(?:sitory|sitories|s)?\b", re.I)
 
 
@@ -46,7 +45,7 @@ def query_slots(text: str) -> frozenset[str]:
         found.add("repo")
     if _NUMBER.search(rest):
         found.add("number")
-    if _PATH.search(rest):
+    if FILE_PATTERN.search(rest):
         found.add("path")
     if _CLOCK_TIME.search(rest):
         found.add("time")

@@ -234,7 +234,7 @@ class ArgumentGenerator:
             if chooser:
                 self.engine.cursor(self.chooser_tokens)
 
-    def _focus(self, name: str, schema: dict[str, Any], intent: str, window: SessionWindow | None) -> str | None:
+    def _focus(self, whole_ir: str, intent: str, window: SessionWindow | None) -> str | None:
         """The request the IR's parameters are chosen for, or None for all of them: the default for a tool
         whose IR fits ``ir_budget`` (``ir.IR_TOKEN_BUDGET``), and for a request that points back at earlier
         turns ("open that file"), which fills parameters it does not name."""
@@ -242,7 +242,7 @@ class ArgumentGenerator:
             return None
         if self.focused:
             return intent
-        return intent if ir_is_long(name, schema, self.engine.tokenize, self.ir_budget) else None
+        return intent if ir_is_long(whole_ir, self.engine.tokenize, self.ir_budget) else None
 
     def choose_tool(self, intent: str, candidates: list[tuple[str, str]]) -> Choice:
         """Let the model pick among close candidates ``(name, ir.choice_ir)``, under a constraint to
@@ -336,11 +336,13 @@ class ArgumentGenerator:
         window_text = earlier.render(intent) if earlier else ""
         timings: dict[str, float] = {}
         placement: SpliceReport | None = None
-        focus = None if full_schema else self._focus(name, schema, intent, earlier)
+        focus = None
         if full_schema:
             tool_tokens = self.engine.tokenize(schema_text(name, schema, description))
         else:
-            ir = ir_text(compressed_ir(name, schema, intent=focus))
+            whole = compressed_ir(name, schema)
+            focus = self._focus(whole, intent, earlier)
+            ir = ir_text(whole if focus is None else compressed_ir(name, schema, intent=focus))
             tool_tokens = self.engine.tokenize(ir)
             block_key = ir_block_key(block_key, ir) if block_key is not None and focus is None else None
         suffix = self.engine.tokenize(request_text(intent, window_text))

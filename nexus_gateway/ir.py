@@ -120,12 +120,10 @@ def compressed_ir(name: str, input_schema: dict[str, Any] | None, *, intent: str
     return f"{name}({ir_params(schema, schema, intent, name)})"
 
 
-def ir_is_long(
-    name: str, input_schema: dict[str, Any] | None, tokenize: Callable[[str], list[int]], budget: int = IR_TOKEN_BUDGET
-) -> bool:
-    """Whether the tool's whole IR takes more than ``budget`` model tokens, so that a prompt shows it
-    focused on the request (``ArgumentGenerator``; 0: never)."""
-    return bool(budget) and len(tokenize(compressed_ir(name, input_schema))) > budget
+def ir_is_long(whole_ir: str, tokenize: Callable[[str], list[int]], budget: int = IR_TOKEN_BUDGET) -> bool:
+    """Whether a tool's whole IR (``compressed_ir`` without an intent) takes more than ``budget`` model
+    tokens, so that a prompt shows it focused on the request (``ArgumentGenerator``; 0: never)."""
+    return bool(budget) and len(tokenize(whole_ir)) > budget
 
 
 def choice_ir(name: str, input_schema: dict[str, Any] | None, description: str | None) -> str:

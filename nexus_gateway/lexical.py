@@ -191,7 +191,7 @@ FILE_NAME = (
     rf"{NOT_INSIDE_A_NAME}(?![A-Za-z]\.[A-Za-z]\b)(?:{FROM_ROOT})?(?:[\w.-]+/)*(?:[\w-]+\.)*[\w-]*[A-Za-z][\w-]*"
     r"\.[A-Za-z][A-Za-z0-9]{0,4}(?![\w/])(?!\s+repo(?:sitory)?\b)"
 )
-_FILE = re.compile(FILE_NAME)
+FILE_PATTERN = re.compile(FILE_NAME)
 
 
 # Argument values inside a request: quoted text, paths and URLs, globs and any word with a dot inside
@@ -207,7 +207,7 @@ _VALUE_SPAN = re.compile(
 def _value_word(value: re.Match[str]) -> str:
     """What a value leaves in the request: the word "file" for a file name (unquoted: "show me logo.png"
     asks about a file, where "save 'notes.md'" may be any text), nothing for any other value."""
-    file = _FILE.match(value.string, value.start())
+    file = FILE_PATTERN.match(value.string, value.start())
     whole = value.group(0).rstrip(".,;:!?)")
     return " file " if file is not None and file.end() >= value.start() + len(whole) else " "
 

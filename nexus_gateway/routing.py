@@ -393,7 +393,7 @@ class Router:
             # a tool's name says its operation and object; the word a value leaves ("file") says what the
             # request acts on, not that a file tool's operation is asked: "create the folder reports and
             # delete old.txt" went to ``write_file`` when "file" covered half of its name
-            said = self.bm25.query_terms(intent, value_kinds=False)
+            said = self.bm25.query_terms(intent, value_kinds=False) if "file" in terms else terms
             fused = fused + np.float32(calibration.name_weight) * self.names.scores(said)
         slots = query_slots(intent) | carried
         if slots and calibration.affordance_weight:
