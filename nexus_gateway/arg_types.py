@@ -19,6 +19,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """An argparse type for a count where 0 switches a thing off (``eval args --ir-budget 0``): a negative
+    one would mean "every tool over budget", not off."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be 0 or a positive integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or a positive integer, got {value}")
+    return value
+
+
 def output_file(text: str) -> str:
     """An argparse type for a file a command writes when it is done (``--json``, ``--cases``, ``--plot``):
     a directory, or a folder that cannot be made or written, fails at once, not after the evaluation or

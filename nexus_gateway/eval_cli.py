@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from .arg_types import output_file, positive_int
+from .arg_types import non_negative_int, output_file, positive_int
 from .arguments import ArgumentGenerator
 from .cache import RegistryCache
 from .calibration import calibration_path, load_calibration, save_calibration
@@ -371,7 +371,7 @@ def register(commands: Any) -> None:
     )
     arguments.add_argument(
         "--ir-budget",
-        type=int,
+        type=non_negative_int,
         default=IR_TOKEN_BUDGET,
         metavar="TOKENS",
         help=f"a tool whose IR is longer is shown focused (default {IR_TOKEN_BUDGET}; 0: every tool in full)",

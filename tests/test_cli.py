@@ -108,6 +108,8 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     assert blank_search.returncode == 1 and "field 'query': is blank" in blank_search.stderr
     no_hits = run("search", "--config", str(config), "--limit", "0", "echo", cache=tmp_path)
     assert no_hits.returncode == 2 and "--limit: must be a positive integer, got 0" in no_hits.stderr
+    budget = run("eval", "args", "--registry", "r.json", "--queries", "q.jsonl", "--ir-budget", "-1", cache=tmp_path)
+    assert budget.returncode == 2 and "--ir-budget: must be 0 or a positive integer, got -1" in budget.stderr
     json_on_sse = run("serve", "--config", str(config), "--sse", "127.0.0.1:0", "--json-response", cache=tmp_path)
     assert json_on_sse.returncode == 2 and "--json-response applies to --http only" in json_on_sse.stderr
     broken = tmp_path / "broken.json"
