@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .lexical import STOPWORDS
+
 READ, WRITE = 1.0, 0.0
 
 # Verbs that only ever mean a change, wherever they stand.
@@ -55,11 +57,15 @@ _PURPOSE_CLAUSE = re.compile(r"\bso(?:\s+that)?\s+(?:i|we|they|you)\s+can\b[^.!?
 _READ_CUE = re.compile(
     r"(?:^|[.!?]\s+)\s*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+|pls\s+|let\s+me\s+|"
     r"i\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+|i'm\s+trying\s+to\s+)?"
-    r"(what|which|who|whom|when|where|why|how|is|are|was|were|does|do|did|has|have|any|show|list|get|find|"
+    r"(what|whats|which|who|whom|when|where|why|how|is|are|was|were|does|do|did|has|have|any|show|list|get|find|"
     r"search|look|check|see|view|give|fetch|display|pull\s+up|read|tell\s+me|count|know|figure\s+out)\b"
     r"|\?\s*$",
     re.I,
 )
+# A request that leads with a plural noun names the records it wants, with no verb: "commits touching
+# src/auth/session.go", "repos tagged topic:mcp-server, most stars first", "advisories in triage state".
+# An imperative verb is never plural, so the head is a noun; a change would have said its verb above.
+_PLURAL_HEAD = re.compile(r"^\W*([a-z]{3,}(?<!ss)(?<!us)(?<!is)(?<!ys)s)\b", re.I)
 
 _READ_NAME = re.compile(
     r"^(get|list|search|read|fetch|find|query|show|describe|check|view|lookup|count|download)(?:_|-|$|[A-Z])"
@@ -77,6 +83,9 @@ def request_mood(text: str) -> float | None:
     if any(p.search(text) for p in (_OPEN_SOMETHING_NEW, _ADD_SOMETHING, _WRITE_VERB, _CLAUSE_WRITE_VERB)):
         return WRITE
     if _READ_CUE.search(text):
+        return READ
+    head = _PLURAL_HEAD.match(text)
+    if head and head.group(1).lower() not in STOPWORDS:
         return READ
     return None
 

@@ -744,6 +744,11 @@ def test_read_or_write_mood_of_requests_and_tools() -> None:
     assert request_mood("what did I change in a.txt since the last commit") == READ
     assert request_mood("when did we last update the README?") == READ
     assert request_mood("why did you close issue 5? reopen it") == WRITE  # the second sentence still writes
+    # a request that leads with the records it wants, and no verb, reads
+    assert request_mood("repos tagged topic:mcp-server, most stars first") == READ
+    assert request_mood("whats in the docs folder of octo-org/app") == READ
+    assert request_mood("this is where the docs live") is None  # a function word, not a plural
+    assert request_mood("issues in acme/app: close the stale ones") == WRITE  # the verb says the change
     assert tool_mood("list_issues", None) == READ and tool_mood("issue_read", None) == READ
     assert tool_mood("get-sum", None) == READ and tool_mood("createIssue", None) == WRITE
     assert tool_mood("git_status", None) is None and tool_mood("sub_issue_write", {}) == WRITE
