@@ -65,7 +65,7 @@ _READ_CUE = re.compile(
 # A request that leads with a plural noun names the records it wants, with no verb: "commits touching
 # src/auth/session.go", "repos tagged topic:mcp-server, most stars first", "advisories in triage state".
 # An imperative verb is never plural, so the head is a noun; a change would have said its verb above.
-_PLURAL_HEAD = re.compile(r"^\W*([a-z]{3,}(?<!ss)(?<!us)(?<!is)(?<!ys)s)\b", re.I)
+_PLURAL_HEAD = re.compile(r"^\W*([a-z]{3,}s)(?<!ss)(?<!us)(?<!is)(?<!ys)\b", re.I)
 
 _READ_NAME = re.compile(
     r"^(get|list|search|read|fetch|find|query|show|describe|check|view|lookup|count|download)(?:_|-|$|[A-Z])"

@@ -748,6 +748,7 @@ def test_read_or_write_mood_of_requests_and_tools() -> None:
     assert request_mood("repos tagged topic:mcp-server, most stars first") == READ
     assert request_mood("whats in the docs folder of octo-org/app") == READ
     assert request_mood("this is where the docs live") is None  # a function word, not a plural
+    assert request_mood("status of the deploy") is None  # a singular that ends in s
     assert request_mood("issues in acme/app: close the stale ones") == WRITE  # the verb says the change
     assert tool_mood("list_issues", None) == READ and tool_mood("issue_read", None) == READ
     assert tool_mood("get-sum", None) == READ and tool_mood("createIssue", None) == WRITE
