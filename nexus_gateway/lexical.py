@@ -182,14 +182,21 @@ _IDENTIFIER = re.compile(r"\S*[A-Za-z][/_.\-][A-Za-z0-9]\S*|\S*[a-z][A-Z]\S*")
 # A file name (``database.ts``, ``src/app.min.js``, ``/tmp/log.txt``, ``~/notes.md``): its extension starts
 # with a letter and the name before it has one, so a decimal ("rated 4.5 or more", "Python 3.12"), a version
 # ("v2.1.0", "v11.0.x", "4.x") and a release branch ("release/3.2") are none, nor "i.e.", "e.g.", "D.C." or
-# an email's domain, nor a dotted repository's name ("the next.js repo"). One rule for the readers of file
+# an email's domain, nor a dotted repository's name ("the next.js repo"); a build file that has no extension
+# by convention ("Dockerfile", "Makefile", "Dockerfile.dev") is one. One rule for the readers of file
 # names in a request: the path slot (``affordance``), the paths the decoder waits for
 # (``mentions.stated_entities``) and the word a file name leaves in the routed request (``without_values``).
 NOT_INSIDE_A_NAME = r"(?<![\w/.:@-])"
 FROM_ROOT = r"(?:~|\.{1,2})?/"
+# Build and project files that by convention have no extension, spelled as their tools spell them.
+CONVENTIONAL_FILES = (
+    "Dockerfile|Containerfile|Makefile|GNUmakefile|Justfile|Jenkinsfile|Vagrantfile|Gemfile|Rakefile|"
+    "Podfile|Brewfile|Pipfile|Procfile|Snakefile|Earthfile|Tiltfile|CODEOWNERS"
+)
 FILE_NAME = (
-    rf"{NOT_INSIDE_A_NAME}(?![A-Za-z]\.[A-Za-z]\b)(?:{FROM_ROOT})?(?:[\w.-]+/)*(?:[\w-]+\.)*[\w-]*[A-Za-z][\w-]*"
-    r"\.[A-Za-z][A-Za-z0-9]{0,4}(?![\w/])(?!\s+repo(?:sitory)?\b)"
+    rf"{NOT_INSIDE_A_NAME}(?![A-Za-z]\.[A-Za-z]\b)(?:{FROM_ROOT})?(?:[\w.-]+/)*(?:"
+    r"(?:[\w-]+\.)*[\w-]*[A-Za-z][\w-]*\.[A-Za-z][A-Za-z0-9]{0,4}"
+    rf"|(?:{CONVENTIONAL_FILES})(?:\.[\w-]+)?)(?![\w/])(?!\s+repo(?:sitory)?\b)"
 )
 FILE_PATTERN = re.compile(FILE_NAME)
 
@@ -201,6 +208,7 @@ FILE_PATTERN = re.compile(FILE_NAME)
 # gained "d", "c", "example", "com" as terms).
 _VALUE_SPAN = re.compile(
     r"""(?<!\w)'[^']+'(?!\w)|"[^"]+"|`[^`]+`|“[^”]+”|\S*[/\\]\S*|\S*\w\.[A-Za-z]\w{0,4}\b|\S*\*\S*"""
+    rf"|\b(?:{CONVENTIONAL_FILES})\b"
 )
 
 

@@ -211,6 +211,11 @@ def test_a_file_name_leaves_the_word_file(embedder: Embedder) -> None:
     router = local_router(embedder)
     assert router.route("print the contents of /tmp/log.txt").chosen == "filesystem__read_text_file"
     assert router.route("show me the picture logo.png").chosen == "filesystem__read_media_file"
+    # a build file with no extension by convention is a file too ("print the Dockerfile" went to get-env)
+    assert without_values("print the Dockerfile").split() == ["print", "the", "file"]
+    assert query_slots("what does the Makefile say") == {"path"}
+    assert router.route("print the Dockerfile").chosen == "filesystem__read_text_file"
+    assert router.route("how big is the Dockerfile").chosen == "filesystem__get_file_info"
 
 
 def test_real_words_are_no_typos_and_clitics_no_terms(embedder: Embedder) -> None:
