@@ -238,6 +238,11 @@ against the 117 GitHub tools (an even line each; the odd half does not move), no
 local set. The refit moved only the 117 GitHub tools' calibration (back to lexical, affordance, mood and
 name weights 0.2 / 0.2 / 0.3 / 0.2, the fit session 46's refit left): odd half 75.9% → 78.3%, abstention
 recall 60% → 65% at precision 92.3% → 86.7%, answerable requests abstaining 1.2% → 2.4% (one request).
+Then a build file with no extension by convention ("Dockerfile", "Makefile") became a file name
+(`lexical.CONVENTIONAL_FILES`): "show me teh Dockerfile in bluefin-io/edge-proxy plz", an odd line that
+abstained, goes to `get_file_contents` at both sizes and against the 117 GitHub tools, and nothing else
+moves on any set: odd half 80.7% → 81.9% at N = 250 and 71.1% → 72.3% at all tools, the 117 GitHub tools
+78.3% → 79.5% with 1.2% of answerable requests abstaining (precision 92.9%); no calibration moved.
 """
 
 
