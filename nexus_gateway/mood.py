@@ -32,8 +32,11 @@ _WRITE_VERB = re.compile(rf"\b{_CHANGE_VERBS}", re.I)
 _ADD_SOMETHING = re.compile(
     r"\badd\b(?=[^.!?;]*\b(?:to|as|on|onto|into)\b)|\badd\s+(?:a|an|the|new|my|our|this|that|some)\b", re.I
 )
+# "add 2 and 3", "add 5.0 to 3.0": numbers on both sides of "add" are a sum to compute, which changes
+# nothing, whatever the "to" says; the rest of the request is read as usual ("… and post it on issue 5").
+_ADD_NUMBERS = re.compile(r"\badd\s+(?:up\s+)?[-+]?\d[\d.,]*\s+(?:and|to|with|plus|\+)\s+[-+]?\d[\d.,]*", re.I)
 _CLAUSE_VERB_WORDS = (
-    r"comment|label|tag|request|mark|set|move|push|watch|star|make|write|reply|let(?!\s+me\b)|tell|put|start|"
+    r"comment|label|tag|request|mark|set|move|push|watch|star|make|write|reply|let(?!\s+me\b)|tell(?!\s+(?:me|us)\b)|put|start|"
     r"stop|pin|kick|ping|commit|stage|unstage|forget"
 )
 # Words that are verbs of change only at the head of a clause ("label it bug", "tag issue 18"), and nouns
@@ -80,9 +83,10 @@ _WRITE_NAME = re.compile(
 def request_mood(text: str) -> float | None:
     """``READ``, ``WRITE`` or ``None`` (unsure) for a natural-language request."""
     text = _PAST_CHANGE.sub(" ", _PURPOSE_CLAUSE.sub(" ", text))
-    if any(p.search(text) for p in (_OPEN_SOMETHING_NEW, _ADD_SOMETHING, _WRITE_VERB, _CLAUSE_WRITE_VERB)):
+    rest = _ADD_NUMBERS.sub(" ", text)
+    if any(p.search(rest) for p in (_OPEN_SOMETHING_NEW, _ADD_SOMETHING, _WRITE_VERB, _CLAUSE_WRITE_VERB)):
         return WRITE
-    if _READ_CUE.search(text):
+    if rest != text or _READ_CUE.search(text):
         return READ
     head = _PLURAL_HEAD.match(text)
     if head and head.group(1).lower() not in STOPWORDS:

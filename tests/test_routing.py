@@ -739,6 +739,13 @@ def test_read_or_write_mood_of_requests_and_tools() -> None:
     assert request_mood("Show me the label 'bug' and its color") == READ  # "label" as a noun
     assert request_mood("Which review threads are open? I need their ids so I can resolve them later.") == READ
     assert request_mood("add two numbers") is None and request_mood("add fatima-z as a reviewer") == WRITE
+    # numbers on both sides of "add" are a sum to compute, whatever the "to" says; the rest still counts
+    assert request_mood("Could you tell me what I get if I add 5.0 to 3.0?") == READ
+    assert request_mood("add 7 and 35, then post the result on issue 5") == WRITE
+    assert request_mood("add 5 to the allow list") == WRITE
+    # "tell me" asks; telling someone else is a change
+    assert request_mood("Can you tell me the current weather in Moscow?") == READ
+    assert request_mood("tell the reporter of issue 19 we can't reproduce it") == WRITE
     assert request_mood("remember that Alice is an engineer") is None
     assert request_mood("Can you find all the pull requests nora-t has opened in lumen-labs/lumen-ui") == READ
     assert request_mood("I want to see what the most recent commit on develop changed") == READ
