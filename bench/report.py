@@ -243,6 +243,11 @@ Then a build file with no extension by convention ("Dockerfile", "Makefile") bec
 abstained, goes to `get_file_contents` at both sizes and against the 117 GitHub tools, and nothing else
 moves on any set: odd half 80.7% → 81.9% at N = 250 and 71.1% → 72.3% at all tools, the 117 GitHub tools
 78.3% → 79.5% with 1.2% of answerable requests abstaining (precision 92.9%); no calibration moved.
+Last, "can you tell me …" reads (it was taken for telling someone, a change: 34 BFCL requests, one
+irrelevant one) and numbers on both sides of "add" are a sum to compute. With the stored calibrations no
+decision moves anywhere (BFCL's calibration had no mood weight); the refit gives BFCL a mood weight of
+0.2, which the even half prefers by its reciprocal rank and which routes three of the odd half's
+requests fewer right (72.2% → 71.5%); every other figure as above.
 """
 
 
