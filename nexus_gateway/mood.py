@@ -13,6 +13,7 @@ The router lowers the score of tools of the other kind (weight in the calibratio
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from .lexical import STOPWORDS
@@ -106,3 +107,11 @@ def tool_mood(name: str, annotations: dict[str, Any] | None) -> float | None:
     if _WRITE_NAME.match(name) or _WRITE_NAME.match(lowered) or lowered.endswith(("_write", "_update", "_delete")):
         return WRITE
     return None
+
+
+def not_opposed(request: str, moods: Sequence[float | None]) -> list[int]:
+    """The positions of the candidates whose mood does not contradict the request's: what the local LLM
+    judge may choose among. The router has already weighed the mismatch; the 0.5B judge, shown "add 2 and
+    3" with ``git_add`` beside ``get-sum``, undid it by the shared word."""
+    wanted = request_mood(request)
+    return [i for i, mood in enumerate(moods) if wanted is None or mood is None or mood == wanted]

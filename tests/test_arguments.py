@@ -1648,6 +1648,26 @@ async def test_a_calibration_that_turns_the_judge_on_has_call_ask_it(tmp_path: P
 
 
 @pytest.mark.anyio
+async def test_the_judge_chooses_among_tools_of_the_requests_mood(tmp_path: Path) -> None:
+    """The router weighs a tool that writes against a request that only asks; the judge must not undo it.
+    "add 2 and 3" is a sum: the 0.5B judge, shown git's ``git_add`` beside ``get-sum``, chose git_add by
+    the shared word, and the call came back asking to confirm a change to the repository."""
+    from nexus_gateway.cache import RegistryCache
+    from nexus_gateway.routing import Calibration
+
+    calibration = tmp_path / "calibration.json"
+    RegistryCache(tmp_path / "cache").write_json(calibration, Calibration(floor=-9.0, judge_margin=10.0).to_json())
+    servers = {k: v for k, v in real_servers(tmp_path).items() if k in ("git", "everything")}
+    config = write_config(tmp_path / "config.json", servers, routing={"calibration": str(calibration)}, model_threads=1)
+    async with stdio_gateway(config, tmp_path / "cache") as session:
+        result = await call_when_generating(session, "add 2 and 3")
+    trace = (result.meta or {})["io.nexus-gateway/trace"]
+    assert "git__git_add" not in trace["judge"]["candidates"], trace
+    assert trace["tool"] == "everything__get-sum", trace
+    assert not result.is_error and "5" in result_text(result), result_text(result)
+
+
+@pytest.mark.anyio
 async def test_a_confirmed_call_joins_the_session_window(tmp_path: Path) -> None:
     """write_file may overwrite data, so `call` shows the call instead of running it; the host runs it
     with call_tool, and the next request can still point back at it ("that file")."""
