@@ -8,27 +8,25 @@ import os
 from pathlib import Path
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: ``--limit 0`` used to print the default count and ``-3`` all but three."""
+def _int_at_least(text: str, least: int, wanted: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+        raise argparse.ArgumentTypeError(f"must be {wanted}, got {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be {wanted}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: ``--limit 0`` used to print the default count and ``-3`` all but three."""
+    return _int_at_least(text, 1, "a positive integer")
 
 
 def non_negative_int(text: str) -> int:
     """An argparse type for a count where 0 switches a thing off (``eval args --ir-budget 0``): a negative
     one would mean "every tool over budget", not off."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be 0 or a positive integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or a positive integer, got {value}")
-    return value
+    return _int_at_least(text, 0, "0 or a positive integer")
 
 
 def output_file(text: str) -> str:
