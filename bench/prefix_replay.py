@@ -29,7 +29,7 @@ from pathlib import Path
 
 from stats import bootstrap_median_ci
 
-from nexus_gateway.arguments import ArgumentGenerator, ir_block_key, ir_text, request_text, turn_text
+from nexus_gateway.arguments import ArgumentGenerator, ir_block_key, ir_text, turn_parts, turn_text
 from nexus_gateway.block_store import SchemaBlocks
 from nexus_gateway.cache import RegistryCache, schema_key
 from nexus_gateway.engine import EngineSettings, LlamaEngine
@@ -85,8 +85,8 @@ def main() -> int:
                 if name == "blocks":
                     started = time.perf_counter()
                     cursor = engine.cursor(prefix, logits=False)
-                    suffix = tokenize(request_text(turn["query"], shown))
-                    report = blocks.place(cursor, block_keys[tool["name"]], ir_tokens[tool["name"]], suffix)
+                    head, rest = turn_parts(ir_text(ir), turn["query"], shown)
+                    report = blocks.place(cursor, block_keys[tool["name"]], tokenize(head), tokenize(rest))
                     ttft[name].append((time.perf_counter() - started) * 1000)
                     spliced += report.path == "splice"
                     continue

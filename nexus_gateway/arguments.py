@@ -103,14 +103,32 @@ def system_prefix(system: str = SYSTEM, examples: tuple[tuple[str, str], ...] = 
     return chat("system", system) + shots + "<|im_start|>user\n"
 
 
+REQUEST_LABEL = "Request:"
+ASSISTANT_TURN = "<|im_end|>\n<|im_start|>assistant\n"
+
+
 def turn_text(tool_text: str, intent: str, window: str) -> str:
     """A whole turn's text after the fixed prefix, the tool's form (IR or schema) given."""
-    return f"Tool: {tool_text}\n" + request_text(intent, window)
+    return "".join(turn_parts(f"Tool: {tool_text}\n{REQUEST_LABEL}", intent, window))
+
+
+def turn_parts(form: str, intent: str, window: str) -> tuple[str, str]:
+    """A turn's text after the fixed prefix in two parts: the tool's form, as much of it as the turn
+    splices from the tool's block, and what the turn computes. The tool comes first, right after the
+    fixed prefix, so its block is always spliced where it was compiled (Δpos 0: bit-exact, no repair).
+
+    A form ends with the label of the request that follows it, constant text the block computes once
+    (two tokens fewer in every turn); earlier turns shown go between the tool and the label, and then
+    the turn splices the form without it, the block's head (:func:`atb.leading`)."""
+    if not window:
+        return form, request_text(intent, "")
+    return form.removesuffix(REQUEST_LABEL), request_text(intent, window)
 
 
 def ir_text(ir: str) -> str:
-    """The compressed-IR form of a tool, exactly as a prompt holds it (and its block compiles it)."""
-    return f"Tool: {ir}\n"
+    """The compressed-IR form of a tool, exactly as its block compiles it (:func:`turn_parts` says how
+    much of it a turn holds)."""
+    return f"Tool: {ir}\n{REQUEST_LABEL}"
 
 
 def ir_block_key(key: str, text: str) -> str:
@@ -133,16 +151,18 @@ def tool_blocks(
 
 
 def schema_text(name: str, schema: dict[str, Any], description: str | None) -> str:
-    """The full-schema form of a tool, exactly as a full-schema prompt holds it (and a block compiles it)."""
-    return "Tool: " + json.dumps({"name": name, "description": description or "", "inputSchema": schema}) + "\n"
+    """The full-schema form of a tool, exactly as its block compiles it (:func:`turn_parts` says how much
+    of it a turn holds)."""
+    tool = json.dumps({"name": name, "description": description or "", "inputSchema": schema})
+    return f"Tool: {tool}\n{REQUEST_LABEL}"
 
 
 def request_text(intent: str, window: str) -> str:
-    """What follows the tool (IR or full schema). The tool comes first, right after the fixed prefix, so
-    its compiled block is always spliced where it was compiled (Δpos 0: bit-exact, no repair), and a
-    turn computes only the window and the request."""
-    head = f"{window}\n" if window else ""
-    return f"{head}Request: {intent}<|im_end|>\n<|im_start|>assistant\n"
+    """What a turn computes after the tool's form (:func:`turn_parts`): the request, after the earlier
+    turns and their label when it shows them."""
+    if not window:
+        return f" {intent}{ASSISTANT_TURN}"
+    return f"{window}\n{REQUEST_LABEL} {intent}{ASSISTANT_TURN}"
 
 
 CHOOSER_SYSTEM = (
@@ -338,14 +358,14 @@ class ArgumentGenerator:
         placement: SpliceReport | None = None
         focus = None
         if full_schema:
-            tool_tokens = self.engine.tokenize(schema_text(name, schema, description))
+            form = schema_text(name, schema, description)
         else:
             whole = compressed_ir(name, schema)
             focus = self._focus(whole, intent, earlier)
-            ir = ir_text(whole if focus is None else compressed_ir(name, schema, intent=focus))
-            tool_tokens = self.engine.tokenize(ir)
-            block_key = ir_block_key(block_key, ir) if block_key is not None and focus is None else None
-        suffix = self.engine.tokenize(request_text(intent, window_text))
+            form = ir_text(whole if focus is None else compressed_ir(name, schema, intent=focus))
+            block_key = ir_block_key(block_key, form) if block_key is not None and focus is None else None
+        tool_part, rest = turn_parts(form, intent.strip(), window_text)
+        tool_tokens, suffix = self.engine.tokenize(tool_part), self.engine.tokenize(rest)
         entities, quoted = stated_entities(intent), quoted_spans(intent)
         prompt_length = len(self.prefix_tokens) + len(tool_tokens) + len(suffix)
         if prompt_length + ARGUMENTS_ROOM > self.engine.context_size():

@@ -28,7 +28,7 @@ import mmap
 import os
 import struct
 import zlib
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,26 @@ class Block:
     @property
     def nbytes(self) -> int:
         return int(self.k.nbytes + self.v.nbytes)
+
+
+def leading(block: Block, n_tokens: int) -> Block:
+    """The block's first ``n_tokens`` cells, as a block of their own: attention is causal, so a cell
+    depends only on the cells before it, and the head of a block is exactly the block of the text that
+    begins it. A tool's block holds its form and the label that follows it ("Request:"); a turn that
+    shows earlier turns between the two splices the form alone from the same block."""
+    if not 0 < n_tokens <= block.header.n_tokens:
+        raise ValueError(f"a block of {block.header.n_tokens} tokens has no head of {n_tokens}")
+    if n_tokens == block.header.n_tokens:
+        return block
+    v = block.v[:, :, :n_tokens] if block.header.geometry.v_trans else block.v[:, :n_tokens]
+    # copies: contiguous, and a splice may rotate its keys in place
+    return Block(
+        replace(block.header, n_tokens=n_tokens),
+        block.tokens[:n_tokens].copy(),
+        np.array(block.k[:, :n_tokens], order="C"),
+        np.array(v, order="C"),
+        owned=True,
+    )
 
 
 def _align(offset: int, align: int) -> int:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import kv_state, rope
-from .atb import Block, BlockHeader, anchor_of, check_compatible
+from .atb import Block, BlockHeader, anchor_of, check_compatible, leading
 from .engine import SCRATCH_SEQ, Cursor, EngineError, LlamaEngine
 from .kv_state import SequenceState
 
@@ -162,7 +162,8 @@ class Splicer:
         self, cursor: Cursor, block: Block | None, tokens: list[int], anchor: bytes, then: list[int] | None = None
     ) -> SpliceReport:
         """Put ``tokens`` (the schema text) and ``then`` (what follows it) at the cursor: the schema spliced
-        from ``block`` when it is compatible and predicted cheaper, else both prefilled in one batch, as a
+        from ``block`` (which holds this text, or begins with it) when it is compatible and predicted
+        cheaper, else both prefilled in one batch, as a
         plain prompt would be. Either way the cursor ends after ``then``, with its logits."""
         then = then or []
         started = time.perf_counter()
@@ -175,7 +176,9 @@ class Splicer:
                 check_compatible(block.header, geometry, anchor)
             except Exception as exc:
                 reason = str(exc)
-            if not reason and not np.array_equal(block.tokens, tokens):
+            if not reason and np.array_equal(block.tokens[: len(tokens)], tokens) and tokens:
+                block = leading(block, len(tokens))  # the whole block, or the head that is this text
+            elif not reason:
                 reason = "the block holds other text"
         if reason or block is None:
             return self._prefill(cursor, tokens + then, reason or "", started)

@@ -22,7 +22,14 @@ import pytest
 from conftest import TESTS, node_server, result_text, stdio_gateway, write_config
 
 from nexus_gateway import block_arena, kv_state, rope
-from nexus_gateway.arguments import ArgumentGenerator, ir_block_key, request_text, schema_text, tool_blocks
+from nexus_gateway.arguments import (
+    ArgumentGenerator,
+    ir_block_key,
+    request_text,
+    schema_text,
+    tool_blocks,
+    turn_parts,
+)
 from nexus_gateway.atb import BlockCorrupt, BlockMismatch, anchor_of, check_compatible, read_block, write_block
 from nexus_gateway.block_store import SchemaBlocks
 from nexus_gateway.cache import RegistryCache, schema_key
@@ -34,7 +41,7 @@ from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
 REGISTRY = json.loads((TESTS / "fixtures" / "local_registry.json").read_text())
 TOOLS = {tool["name"]: tool for tool in REGISTRY}
 PREFIX = "<|im_start|>system\nYou fill in JSON arguments for tools.<|im_end|>\n<|im_start|>user\n"
-REQUEST = "Request: read the file notes/todo.txt<|im_end|>\n<|im_start|>assistant\n"
+REQUEST = request_text("read the file notes/todo.txt", "")  # follows a tool's form, which ends with its label
 
 
 def open_engine(flash_attn: bool | None = None) -> LlamaEngine:
@@ -80,6 +87,31 @@ def test_splice_at_dpos_0_is_bit_identical_to_prefill_in_both_v_layouts(flash_at
         assert np.array_equal(spliced.k.view(np.uint16), expected.k.view(np.uint16))
         assert np.array_equal(spliced.v.view(np.uint16), expected.v.view(np.uint16))
         assert np.array_equal(logits, expected_logits)
+
+        # a turn that shows earlier turns between the tool and the request's label splices the block's
+        # head, the form without the label: the cells a prefill of the whole form computes (attention is
+        # causal), bit for bit; a prefill of the head alone, another batch, differs only in rounding
+        tool = TOOLS["read_text_file"]
+        form = schema_text(tool["name"], tool["inputSchema"], tool.get("description"))
+        head, rest = turn_parts(form, "read it again", 'Earlier:\n1. "read notes/todo.txt" → read_text_file')
+        head_tokens, rest_tokens = engine.tokenize(head), engine.tokenize(rest)
+        assert head_tokens == block_tokens[: len(head_tokens)] and len(head_tokens) < len(block_tokens)
+        cursor = engine.cursor(prefix, logits=False)
+        cursor.feed(block_tokens)
+        cursor.rewind(len(block_tokens) - len(head_tokens), np.empty(0))
+        expected_logits = cursor.feed(rest_tokens)
+        expected = cells(engine, cursor.seq)
+        cursor = engine.cursor(prefix, logits=False)
+        report = Splicer(engine).place(cursor, block, head_tokens, anchor_of(prefix), rest_tokens)
+        assert report.path == "splice" and report.repaired == 0, report
+        assert cursor.position == len(prefix) + len(head_tokens) + len(rest_tokens)
+        spliced = cells(engine, cursor.seq)
+        assert np.array_equal(spliced.k.view(np.uint16), expected.k.view(np.uint16))
+        assert np.array_equal(spliced.v.view(np.uint16), expected.v.view(np.uint16))
+        assert np.array_equal(cursor.logits, expected_logits)
+        plain = engine.cursor(prefix, logits=False)
+        plain.feed(head_tokens)
+        assert np.argmax(plain.feed(rest_tokens)) == np.argmax(expected_logits)
     finally:
         engine.close()
 
