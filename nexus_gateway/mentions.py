@@ -208,7 +208,27 @@ def said_flags(schema: dict[str, Any], intent: str) -> dict[str, list[bool]]:
             flags[key] = chosen
         elif not meanings and _says_the_opposite(key, asserted):
             flags[key] = [False]
+        elif False not in meanings:
+            words = meanings.get(True) or _meaning_of_true(str(raw.get("description", "")))
+            if words and all(asserted(w) for w in words):
+                flags[key] = [True]
     return flags
+
+
+_TRUE_LEAD = re.compile(r"^\s*(?:if|when)\s+(?:set\s+to\s+)?true,?\s+(.*)", re.IGNORECASE | re.DOTALL)
+_STATE_LEAD = re.compile(r"^\s*(?:whether|the|an?|is|if|when)\b", re.IGNORECASE)
+
+
+def _meaning_of_true(description: str) -> list[str]:
+    """The words of what ``true`` does, where a flag's description says only that: "If true, reparent
+    the sub-issue …", or a short phrase of four words at most, "Initialize with README", "Create as draft
+    PR", "Allow maintainer edits". A description of a state ("Whether the gist is public") gives none."""
+    lead = _TRUE_LEAD.match(description)
+    if not lead and _STATE_LEAD.match(description):
+        return []
+    clause = re.split(r"[.;,(]", lead.group(1) if lead else description)[0]
+    words = [w for w in _WORDS.findall(clause.lower()) if len(w) >= 3 and w not in STOPWORDS]
+    return words if lead or len(words) <= 4 else []
 
 
 # Flags named for one side of a pair whose other side people say: "public pls" → ``private: false``.

@@ -765,6 +765,19 @@ def test_a_flag_is_set_by_the_meaning_its_description_gives() -> None:
     assert "draft" in named_keys(draft, "mark it ready for review")
     # the flag's name is not said, yet the value the description gives it is grounded
     assert ground({"draft": False}, draft, "mark it ready for review")[0] == {"draft": False}
+    # a description that says only what true does: said whole and not denied, the flag is true
+    created = {
+        "properties": {
+            "autoInit": {"type": "boolean", "description": "Initialize with README"},
+            "failed_only": {"type": "boolean", "description": "When true, gets logs for all failed jobs"},
+            "public": {"type": "boolean", "description": "Whether the gist is public"},
+        }
+    }
+    assert said_flags(created, "new repo nexus-demo, initialize it with a README") == {"autoInit": [True]}
+    assert said_flags(created, "new repo nexus-demo; don't initialize it with a README") == {}
+    assert said_flags(created, "initialize the repo") == {}
+    assert said_flags(created, "get the logs of all the failed jobs of run 5") == {"failed_only": [True]}
+    assert "autoInit" in named_keys(created, "new repo nexus-demo, initialize it with a README")
 
 
 def test_list_items_and_numbers_come_from_what_the_request_states() -> None:
