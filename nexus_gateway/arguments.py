@@ -412,7 +412,7 @@ class ArgumentGenerator:
         sources = intent + "\n" + (earlier.sources() if earlier else "")
         arguments, dropped = ground(raw, listed, sources)
         arguments = place_stated(arguments, schema, intent, name, earlier)
-        arguments, repeated = said_once_used_once(arguments, sources)
+        arguments, repeated = said_once_used_once(arguments, sources, required_here)
         arguments, kind_words = file_kind_globs(arguments, schema, description, intent)
         arguments, unsaid_globs = as_globs(arguments, schema, description, intent)
         arguments, unasked_exclusions = excluded_when_said(arguments, intent)

@@ -17,6 +17,7 @@ import math
 import re
 import zoneinfo
 from collections import Counter
+from collections.abc import Collection
 from typing import Any
 
 from .affordance import REPO_PATTERN, URL_PATTERN
@@ -712,13 +713,17 @@ def _claim_order(arguments: dict[str, Any], text: str) -> list[str]:
     return sorted(arguments, key=rank)
 
 
-def said_once_used_once(arguments: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
+def said_once_used_once(
+    arguments: dict[str, Any], text: str, required: Collection[str] = ()
+) -> tuple[dict[str, Any], list[str]]:
     """A name, path or pattern the request states once fills one argument, as a number does: the 0.5B
     model copies a search's ``pattern: "*.py"`` into ``excludePatterns`` too, which would exclude every
     match. The first key keeps it, or the key whose role the word before it says ("and to Paris?" →
     ``target_timezone``, not ``source_timezone``). Run after placement, so that a value the model put
     under the wrong key first (``repo: "main"``, moved away by ``place_stated``) does not claim it. Free text may repeat
-    what another argument says (a title inside a body), and an empty list stays."""
+    what another free text says (a title inside a body), and an empty list stays; but optional free text
+    that is only a copy of a name another key holds says nothing of its own ("new repo 'scratchpad'" got
+    ``description: "scratchpad"`` beside ``name``), unless ``required``."""
     said = _normal(text)
     used: Counter[str] = Counter()
 
@@ -733,6 +738,15 @@ def said_once_used_once(arguments: dict[str, Any], text: str) -> tuple[dict[str,
     claims = _claim_order(arguments, text)
     kept_scalars = {k for k in claims if not isinstance(arguments[k], list) and first_use(arguments[k], k)}
     lists = {k: [v for v in value if first_use(v, k)] for k, value in arguments.items() if isinstance(value, list)}
+    copies = {
+        k
+        for k in kept_scalars
+        if k not in required
+        and isinstance(arguments[k], str)
+        and FREE_TEXT.search(k.lower())
+        and used[normal := _normal(arguments[k])] >= max(said.count(normal), 1)
+    }
+    kept_scalars -= copies
     kept = {
         k: lists.get(k, v) for k, v in arguments.items() if k in kept_scalars or (k in lists and (lists[k] or not v))
     }

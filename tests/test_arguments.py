@@ -207,6 +207,13 @@ def test_a_value_said_once_fills_one_argument_the_current_directory_is_dot_the_l
     assert said_once_used_once(raw, request) == (raw, [])  # said twice, used twice
     title = {"title": "fix login", "body": "fix login", "branch": "fix-login"}
     assert said_once_used_once(title, "open a PR 'fix login' from fix-login") == (title, [])  # free text repeats
+    # optional free text that only copies a name another key holds is dropped; required, it stays
+    repository = {"name": "scratchpad", "description": "scratchpad", "private": False}
+    kept, dropped = said_once_used_once(repository, "new repo 'scratchpad', public pls")
+    assert kept == {"name": "scratchpad", "private": False} and dropped == ["description"]
+    assert said_once_used_once(repository, "new repo 'scratchpad', public pls", ["description"])[1] == []
+    described = "new repo 'scratchpad' described as 'scratchpad'"
+    assert said_once_used_once(repository, described) == (repository, [])
     kept, dropped = ground({"path": "."}, search, "what's in the docs folder")
     assert kept == {} and dropped == ["path"]  # no folder of the request is "."
     # the word before a value said once says which key keeps it: "to Paris" is the conversion's target
