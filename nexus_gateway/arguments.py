@@ -375,19 +375,20 @@ class ArgumentGenerator:
             )
         with self.engine.lock:
             started = time.perf_counter()
-            spliced = self.blocks is not None and block_key is not None
-            if spliced or full_schema:  # the oracle, without blocks, computes the whole schema every turn
-                cursor = self.engine.cursor(self.prefix_tokens, logits=False)
-                before = cursor.computed
-                if self.blocks is not None and block_key is not None:
-                    placement = self.blocks.place(cursor, block_key, tool_tokens, suffix)
-                else:
-                    cursor.feed(tool_tokens)
-                    cursor.feed(suffix)
-                computed = cursor.computed - before
-            else:  # the whole prompt: the arena serves what an earlier turn already holds (the prefix, at least)
-                cursor = self.engine.cursor(self.prefix_tokens + tool_tokens + suffix)
-                computed = min(cursor.computed, len(tool_tokens) + len(suffix))
+            # The warm prefix, then the tool's form and the request in batches of their own, on every
+            # path: spliced from a compiled block, prefilled in its place (``Splicer.place``), or computed
+            # without blocks (the oracle, a form focused on the request). Batches of other lengths round
+            # differently and near-ties tip; when an earlier turn's prompt in the arena decided how much
+            # of this one was computed, and in which batch, a repeated request could get other
+            # arguments than the first time.
+            cursor = self.engine.cursor(self.prefix_tokens, logits=False)
+            before = cursor.computed
+            if self.blocks is not None and block_key is not None:
+                placement = self.blocks.place(cursor, block_key, tool_tokens, suffix)
+            else:
+                cursor.feed(tool_tokens)
+                cursor.feed(suffix)
+            computed = cursor.computed - before
             decoder = SchemaDecoder(
                 self.engine,
                 self.vocabulary,

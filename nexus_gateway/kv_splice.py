@@ -163,11 +163,17 @@ class Splicer:
     ) -> SpliceReport:
         """Put ``tokens`` (the schema text) and ``then`` (what follows it) at the cursor: the schema spliced
         from ``block`` (which holds this text, or begins with it) when it is compatible and predicted
-        cheaper, else both prefilled in one batch, as a
-        plain prompt would be. Either way the cursor ends after ``then``, with its logits."""
+        cheaper, else prefilled. Either way the cursor ends after ``then``, with its logits.
+
+        Every path feeds the same batches: the schema text in one, as its block was compiled, then
+        ``then`` in another. Batches of other lengths round differently (float16 K/V, the last partial
+        tile of a matrix product), and near-ties of greedy decoding tip: when the choice between the
+        paths follows measured timings, the same request on a busy machine got other arguments
+        (session 49). The same split gives the cells bit for bit, whichever path runs."""
         then = then or []
         started = time.perf_counter()
         geometry = self.engine.geometry()
+        whole = tokens  # the text a prefill computes: the block's whole text when ``tokens`` is its head
         reason = geometry.why_not_spliceable()
         if block is None:
             reason = reason or "no compiled block"
@@ -177,23 +183,26 @@ class Splicer:
             except Exception as exc:
                 reason = str(exc)
             if not reason and np.array_equal(block.tokens[: len(tokens)], tokens) and tokens:
+                if then and len(tokens) < block.header.n_tokens:
+                    whole = [int(t) for t in block.tokens]
                 block = leading(block, len(tokens))  # the whole block, or the head that is this text
             elif not reason:
                 reason = "the block holds other text"
         if reason or block is None:
-            return self._prefill(cursor, tokens + then, reason or "", started)
+            return self._prefill(cursor, tokens, whole, then, reason or "", started)
         dpos = cursor.position - block.header.m0
         if dpos < 0:
-            return self._prefill(cursor, tokens + then, "the cursor is before the block's anchor", started)
+            return self._prefill(cursor, tokens, whole, then, "the cursor is before the block's anchor", started)
         if dpos > 0 and not self.policy.approximate:
-            return self._prefill(cursor, tokens + then, f"Δpos {dpos} > 0: a partial repair is not exact", started)
+            reason = f"Δpos {dpos} > 0: a partial repair is not exact"
+            return self._prefill(cursor, tokens, whole, then, reason, started)
         repair = self.policy.tokens(dpos, len(tokens))
         if repair >= len(tokens):  # the repair would recompute the whole block: that is a prefill
-            return self._prefill(cursor, tokens + then, f"repair of the whole block at Δpos {dpos}", started)
+            return self._prefill(cursor, tokens, whole, then, f"repair of the whole block at Δpos {dpos}", started)
         splice_ms, prefill_ms = self.costs.predict(block, repair)
         predicted = {"splice_ms": splice_ms, "prefill_ms": prefill_ms}
         if splice_ms is not None and prefill_ms is not None and splice_ms >= PREFILL_MARGIN * prefill_ms:
-            report = self._prefill(cursor, tokens + then, "prefill predicted cheaper", started)
+            report = self._prefill(cursor, tokens, whole, then, "prefill predicted cheaper", started)
             report.predicted = predicted
             return report
         self.splice(cursor, block, repair)
@@ -201,10 +210,20 @@ class Splicer:
             cursor.feed(then)
         return SpliceReport("splice", "block", dpos, repair, (time.perf_counter() - started) * 1000, predicted)
 
-    def _prefill(self, cursor: Cursor, tokens: list[int], reason: str, started: float) -> SpliceReport:
-        cursor.feed(tokens)
+    def _prefill(
+        self, cursor: Cursor, tokens: list[int], whole: list[int], then: list[int], reason: str, started: float
+    ) -> SpliceReport:
+        """Prefill ``tokens``, then ``then``, in the batches a splice leaves. ``whole``: the block's text
+        that ``tokens`` begins, computed in full and cut back to ``tokens``, so that their cells are
+        the block's head, bit for bit (a couple of tokens more to compute)."""
+        if whole:
+            logits = cursor.feed(whole)
+            if len(whole) > len(tokens):
+                cursor.rewind(len(whole) - len(tokens), logits)  # ``then`` follows at once and brings its own
+        if then:
+            cursor.feed(then)
         ms = (time.perf_counter() - started) * 1000
-        self.costs.observe_prefill(len(tokens), ms)
+        self.costs.observe_prefill(len(whole) + len(then), ms)
         return SpliceReport("prefill", reason, ms=ms)
 
     def splice(

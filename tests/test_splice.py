@@ -112,6 +112,19 @@ def test_splice_at_dpos_0_is_bit_identical_to_prefill_in_both_v_layouts(flash_at
         plain = engine.cursor(prefix, logits=False)
         plain.feed(head_tokens)
         assert np.argmax(plain.feed(rest_tokens)) == np.argmax(expected_logits)
+
+        # when place() prefills instead (no block yet, or a load predicted slower), it feeds the batches
+        # a splice leaves, so the path never changes what the model writes
+        cursor = engine.cursor(prefix, logits=False)
+        report = Splicer(engine).place(cursor, None, block_tokens, anchor_of(prefix), request)
+        assert report.path == "prefill" and np.array_equal(cursor.logits, logits)
+        slow_disk = Splicer(engine)
+        slow_disk.costs.prefill_ms_per_token, slow_disk.costs.load_ms_per_mb = 1e-6, 1e6
+        cursor = engine.cursor(prefix, logits=False)
+        report = slow_disk.place(cursor, block, head_tokens, anchor_of(prefix), rest_tokens)
+        assert report.path == "prefill" and report.reason == "prefill predicted cheaper"
+        assert cursor.position == len(prefix) + len(head_tokens) + len(rest_tokens)
+        assert np.array_equal(cursor.logits, expected_logits)
     finally:
         engine.close()
 
@@ -277,7 +290,8 @@ def test_deeper_than_the_anchor_the_default_prefills_exactly(engine: LlamaEngine
     block = compile_block(engine, prefix, block_tokens)
     cursor = engine.cursor(prefix, logits=False)
     cursor.feed(between)
-    expected = cursor.feed(block_tokens + request)
+    cursor.feed(block_tokens)
+    expected = cursor.feed(request)
 
     cursor = engine.cursor(prefix, logits=False)
     cursor.feed(between)
