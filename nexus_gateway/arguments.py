@@ -366,6 +366,7 @@ class ArgumentGenerator:
             block_key = ir_block_key(block_key, form) if block_key is not None and focus is None else None
         tool_part, rest = turn_parts(form, intent.strip(), window_text)
         tool_tokens, suffix = self.engine.tokenize(tool_part), self.engine.tokenize(rest)
+        form_tokens = tool_tokens if tool_part == form else self.engine.tokenize(form)
         entities, quoted = stated_entities(intent), quoted_spans(intent)
         prompt_length = len(self.prefix_tokens) + len(tool_tokens) + len(suffix)
         if prompt_length + ARGUMENTS_ROOM > self.engine.context_size():
@@ -384,7 +385,7 @@ class ArgumentGenerator:
             cursor = self.engine.cursor(self.prefix_tokens, logits=False)
             before = cursor.computed
             if self.blocks is not None and block_key is not None:
-                placement = self.blocks.place(cursor, block_key, tool_tokens, suffix)
+                placement = self.blocks.place(cursor, block_key, tool_tokens, suffix, form_tokens)
             else:
                 cursor.feed(tool_tokens)
                 cursor.feed(suffix)

@@ -137,7 +137,10 @@ class SchemaBlocks:
                     logger.warning("block cache: cannot keep the system prefix: %s", exc)
         return report
 
-    def place(self, cursor: Cursor, key: str, tokens: list[int], then: list[int] | None = None) -> SpliceReport:
+    def place(
+        self, cursor: Cursor, key: str, tokens: list[int], then: list[int] | None = None, whole: list[int] | None = None
+    ) -> SpliceReport:
         """Put the schema text (and ``then``) at the cursor: spliced when a compatible block exists and is
-        cheaper, else prefilled together with ``then``."""
-        return self.splicer.place(cursor, self.get(key), tokens, self.anchor, then)
+        cheaper, else prefilled in the same batches (``Splicer.place``; ``whole``: the text the block is
+        compiled from, when ``tokens`` is its head)."""
+        return self.splicer.place(cursor, self.get(key), tokens, self.anchor, then, whole)

@@ -159,11 +159,18 @@ class Splicer:
         self.costs = SpliceCostModel()
 
     def place(
-        self, cursor: Cursor, block: Block | None, tokens: list[int], anchor: bytes, then: list[int] | None = None
+        self,
+        cursor: Cursor,
+        block: Block | None,
+        tokens: list[int],
+        anchor: bytes,
+        then: list[int] | None = None,
+        whole: list[int] | None = None,
     ) -> SpliceReport:
         """Put ``tokens`` (the schema text) and ``then`` (what follows it) at the cursor: the schema spliced
-        from ``block`` (which holds this text, or begins with it) when it is compatible and predicted
-        cheaper, else prefilled. Either way the cursor ends after ``then``, with its logits.
+        from ``block`` (which holds this text, or begins with it: ``whole``, the text its block is
+        compiled from) when it is compatible and predicted cheaper, else prefilled. Either way the
+        cursor ends after ``then``, with its logits.
 
         Every path feeds the same batches: the schema text in one, as its block was compiled, then
         ``then`` in another. Batches of other lengths round differently (float16 K/V, the last partial
@@ -173,7 +180,8 @@ class Splicer:
         then = then or []
         started = time.perf_counter()
         geometry = self.engine.geometry()
-        whole = tokens  # the text a prefill computes: the block's whole text when ``tokens`` is its head
+        # the text a prefill computes: the block's whole text when ``tokens`` is its head and ``then`` follows
+        whole = whole if whole and then and whole[: len(tokens)] == tokens else tokens
         reason = geometry.why_not_spliceable()
         if block is None:
             reason = reason or "no compiled block"

@@ -125,6 +125,9 @@ def test_splice_at_dpos_0_is_bit_identical_to_prefill_in_both_v_layouts(flash_at
         assert report.path == "prefill" and report.reason == "prefill predicted cheaper"
         assert cursor.position == len(prefix) + len(head_tokens) + len(rest_tokens)
         assert np.array_equal(cursor.logits, expected_logits)
+        cursor = engine.cursor(prefix, logits=False)  # no block compiled yet: its whole text, cut back
+        report = Splicer(engine).place(cursor, None, head_tokens, anchor_of(prefix), rest_tokens, block_tokens)
+        assert report.path == "prefill" and np.array_equal(cursor.logits, expected_logits)
     finally:
         engine.close()
 
