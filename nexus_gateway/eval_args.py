@@ -44,7 +44,7 @@ from .evaluation import (
 )
 from .exceptions import ConfigError
 from .generation_service import resolve_model
-from .grounding import PLACEHOLDER, spelled_numbers, zone_stated
+from .grounding import PLACEHOLDER, spelled_numbers, time_stated, zone_stated
 from .mentions import FREE_TEXT, number_cues
 from .signature import with_described_options
 from .validation import validator_for
@@ -109,11 +109,17 @@ def labels(query: dict[str, Any], tool: str) -> dict[str, Any]:
     return dict((query.get("alternate_arguments") or {}).get(tool) or query.get("gold_arguments") or {})
 
 
+def _normalised(value: str, sources: str) -> bool:
+    """A date, or a clock time or time zone the sources state in another form."""
+    return bool(_DATE.match(value)) or zone_stated(value, sources) or time_stated(value, sources)
+
+
 def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> int:
     """Values sent that the request does not contain: placeholders, example values, invented ids.
-    Closed-set values (enums, or values the description lists), dates and time zones (normalised by the
-    model: "in Tokyo" → ``Asia/Tokyo``) are not counted; a number the request states in words ("the
-    second page", "two nights") or as a percentage ("8%" → 0.08) is contained."""
+    Closed-set values (enums, or values the description lists), the schema's own default, dates, clock
+    times and time zones (normalised by the model: "3pm" → ``15:00``, "in Tokyo" → ``Asia/Tokyo``) are
+    not counted; a number the request states in words ("the second page", "two nights") or as a
+    percentage ("8%" → 0.08) is contained."""
     text = " ".join(sources.lower().split())
     in_words = {number for number, _ in number_cues(sources)}
     in_words |= set(spelled_numbers(sources))
@@ -122,9 +128,9 @@ def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> in
     for key, value in arguments.items():
         found = props.get(key)
         prop: dict[str, Any] = found if isinstance(found, dict) else {}
-        if isinstance(prop.get("enum"), list) or (
-            isinstance(value, str) and (_DATE.match(value) or zone_stated(value, sources))
-        ):
+        if isinstance(prop.get("enum"), list) or ("default" in prop and value == prop["default"]):
+            continue
+        if isinstance(value, str) and _normalised(value, sources):
             continue
         if isinstance(value, str):
             if PLACEHOLDER.match(value.strip()) or (

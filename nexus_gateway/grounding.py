@@ -534,6 +534,12 @@ def zone_stated(value: str, text: str) -> bool:
     return _normalised_zone(value, _Sources(text))
 
 
+def time_stated(value: str, text: str) -> bool:
+    """Whether ``value`` is a clock time ``text`` says in another form ("3pm" → ``15:00``; for the
+    eval's leak count)."""
+    return _normalised_time(value, _Sources(text))
+
+
 def _normalised_zone(value: str, sources: _Sources) -> bool:
     """A time zone the model normalised ("in Tokyo" → ``Asia/Tokyo``): a real IANA name whose place the
     sources state. A zone the request does not place ("my time", "another zone") stays ungrounded."""

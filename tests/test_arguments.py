@@ -268,6 +268,12 @@ def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
     assert ground(raw, convert, "what's 3pm New York time in Tokyo?") == (raw, [])
     assert leaks({"source_timezone": "America/New_York"}, convert, "what's 3pm New York time?") == 0
     assert leaks({"source_timezone": "Europe/Paris"}, convert, "what's 3pm New York time?") == 1
+    # a clock time the request says in another form, and the schema's own default, are no leaks
+    assert leaks({"time": "15:00"}, convert, "what's 3pm New York time?") == 0
+    assert leaks({"time": "16:00"}, convert, "what's 3pm New York time?") == 1
+    museum = {"properties": {"info_type": {"type": "string", "default": "opening_hours"}}}
+    assert leaks({"info_type": "opening_hours"}, museum, "the opening hours of the Met") == 0
+    assert leaks({"info_type": "prices"}, museum, "the opening hours of the Met") == 1
     # a place or a time copied as said becomes the form the key wants
     said = {"source_timezone": "Lisbon", "time": "9:30 am", "target_timezone": "Europe/Berlin"}
     kept, _ = ground(said, convert, "convert 9:30 am Lisbon time to Berlin")
