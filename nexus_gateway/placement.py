@@ -279,14 +279,14 @@ def cued_numbers(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
         numbers = [n for n in numbers if keys[key][0] & cue_words[n]] or numbers
         number = numbers[0]
         current = arguments.get(key)
-        if len(numbers) > 1 or str(current) == number:
+        if len(numbers) > 1:
             continue
         held = str(current)
         if current is not None and held not in elsewhere and fit.get(held, {}).get(key, -1.0) >= fit[number][key]:
             continue  # the key holds another number the request states, one that fits it as well
-        if stated[number] == 1:
-            for other, value in arguments.items():
-                if other != key and other in keys and str(value) == number and other not in wanted:
+        if stated[number] == 1:  # said once, it leaves every key that does not want it most
+            for other, value in list(placed.items()):
+                if other != key and other in keys and str(value) == number and number not in wanted.get(other, ()):
                     del placed[other]
         placed[key] = number if keys[key][1] else int(number)
     return placed

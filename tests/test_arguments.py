@@ -912,6 +912,12 @@ def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
     said = "Add issue ID 2718281828 as a sub-issue of #12 in z/m"
     swapped = {"issue_number": 2718281828, "sub_issue_id": 12}
     assert cued_numbers(swapped, sub, said) == {"issue_number": 12, "sub_issue_id": 2718281828}
+    # said once, a number leaves a key that wants other numbers (here #2 or #9, which the rule cannot
+    # choose between: the call asks for it rather than send the sub-issue's id as the parent's number)
+    moved = "The issue with id 44002211 hangs under #2 in z/m but belongs to #9"
+    twice = {"issue_number": 44002211, "sub_issue_id": 44002211}
+    add = {"properties": {"issue_number": {"type": "integer"}, "sub_issue_id": {"type": "integer"}}}
+    assert cued_numbers(twice, add, moved) == {"sub_issue_id": 44002211}
     # "#12" wins over the previous turn's issue; "it" keeps the id the window supplied
     earlier = {"issue_number": 431, "sub_issue_id": 2718281828}
     assert cued_numbers(earlier, sub, "make it a sub-issue of epic #12")["issue_number"] == 12
