@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from .lexical import STOPWORDS
 
@@ -109,9 +109,23 @@ def tool_mood(name: str, annotations: dict[str, Any] | None) -> float | None:
     return None
 
 
-def not_opposed(request: str, moods: Sequence[float | None]) -> list[int]:
-    """The positions of the candidates whose mood does not contradict the request's: what the local LLM
-    judge may choose among. The router has already weighed the mismatch; the 0.5B judge, shown "add 2 and
-    3" with ``git_add`` beside ``get-sum``, undid it by the shared word."""
+class _Tool(Protocol):
+    """A registry entry or an evaluation's tool: its name and the server's raw tool (for annotations)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def raw(self) -> dict[str, Any]: ...
+
+
+ToolT = TypeVar("ToolT", bound=_Tool)
+
+
+def not_opposed(request: str, tools: Sequence[ToolT]) -> list[ToolT]:
+    """The candidates whose mood does not contradict the request's: what the local LLM judge may choose
+    among. The router has already weighed the mismatch; the 0.5B judge, shown "add 2 and 3" with
+    ``git_add`` beside ``get-sum``, undid it by the shared word."""
     wanted = request_mood(request)
-    return [i for i, mood in enumerate(moods) if wanted is None or mood is None or mood == wanted]
+    moods = [tool_mood(tool.name, tool.raw.get("annotations")) for tool in tools]
+    return [tool for tool, mood in zip(tools, moods, strict=True) if wanted is None or mood is None or mood == wanted]
