@@ -13,6 +13,12 @@ The list is deliberately short: services that tools act *on* (code hosting, trac
 not technologies a request mentions in passing ("npm dependencies", "AWS keys", "a Python library").
 Names that are also English words ("Linear", "Notion", "Slack") count only capitalised and not as the
 request's first word; a name inside an ``owner/repo`` slug or a hyphenated identifier does not count.
+
+The user's own machine is a place too: "Delete the local branch feature/old on my laptop" shares its
+words with GitHub's ``delete_repository`` and ``create_branch``, but no hosted platform's tool can reach
+a laptop. A request that places its work there (``LOCAL_MACHINE``) names that place; no server is said to
+work on it (a filesystem or git server works on no hosted platform and is never lowered), so it lowers
+exactly the servers of hosted platforms, as a GitLab request lowers GitHub's.
 """
 
 from __future__ import annotations
@@ -56,6 +62,16 @@ CAPITALISED: dict[str, tuple[str, ...]] = {
     "slack": ("Slack",),
     "sentry": ("Sentry",),
 }
+# the user's machine, named only by requests: a local copy or a place on one's own computer
+LOCAL_MACHINE = "local machine"
+_LOCAL = re.compile(
+    r"\blocal(?:ly)?\s+(?:git\s+)?(?:branch(?:es)?|repo(?:sitory|s)?|clone|copy|checkout|changes|commits?|"
+    r"files?|director(?:y|ies)|folders?|machine|disk|working\s+(?:tree|copy|directory))\b"
+    r"|\b(?:my|our)\s+(?:own\s+)?local\b"
+    r"|\b(?:on|from|to)\s+(?:my|this|our)\s+(?:own\s+)?(?:laptop|machine|computer|desktop|workstation)\b"
+    r"|\b(?:my|this)\s+current\s+(?:project\s+|working\s+)?(?:directory|folder)\b",
+    re.IGNORECASE,
+)
 SERVER_SHARE = 0.25  # a platform is a server's when its name says it or this share of its tools do
 
 # not inside a word, a hyphenated name or an owner/repo slug; a URL's host ("https://github.com/…") counts
@@ -72,8 +88,10 @@ _CASED = {name: _pattern(aliases, 0) for name, aliases in CAPITALISED.items()}
 
 
 def named_platforms(text: str, *, first_word_counts: bool = False) -> frozenset[str]:
-    """The platforms ``text`` names."""
+    """The platforms ``text`` names, ``LOCAL_MACHINE`` among them when it places its work there."""
     found = {name for name, pattern in _ANY_CASE.items() if pattern.search(text)}
+    if _LOCAL.search(text):
+        found.add(LOCAL_MACHINE)
     for name, pattern in _CASED.items():
         for match in pattern.finditer(text):
             if first_word_counts or text[: match.start()].strip():
@@ -92,7 +110,7 @@ def server_platforms(server: str, tool_texts: Sequence[str]) -> frozenset[str]:
         for name in named_platforms(text, first_word_counts=True):
             counts[name] = counts.get(name, 0) + 1
     said = {name for name, count in counts.items() if count >= SERVER_SHARE * len(tool_texts)}
-    return frozenset(by_name | said)
+    return frozenset(by_name | said) - {LOCAL_MACHINE}
 
 
 class PlatformIndex:

@@ -18,7 +18,7 @@ from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
 from nexus_gateway.lexical import tokenize, without_values
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
-from nexus_gateway.platforms import named_platforms, server_platforms
+from nexus_gateway.platforms import LOCAL_MACHINE, named_platforms, server_platforms
 from nexus_gateway.routing import (
     Calibration,
     RouteDoc,
@@ -794,6 +794,12 @@ def test_platforms_named_by_requests_and_worked_on_by_servers() -> None:
     # English words, owner/repo slugs and hyphenated names are not platforms
     assert not named_platforms("Linear regression on age and income, then a linear fit")
     assert not named_platforms("mirror acme/gitlab-importer; which teams am I on? cut me some slack")
+    # the user's own machine is a place a request can name; a shop or a time that is local is not it
+    assert named_platforms("Delete the local branch feature/old on my laptop") == {LOCAL_MACHINE}
+    assert named_platforms("stage and commit my local changes") == {LOCAL_MACHINE}
+    assert named_platforms("run npm test in my current project directory") == {LOCAL_MACHINE}
+    assert named_platforms("push my local branch to GitHub") == {LOCAL_MACHINE, "github"}
+    assert not named_platforms("Find a local guitar shop near me; what's the local time in Tokyo?")
     github = ["list_issues List issues in a GitHub repository.", "get_me Get my user.", "get_teams Get teams."]
     assert server_platforms("github", github[1:]) == {"github"}  # the name says it
     assert server_platforms("gh", github) == {"github"}  # a third of its tools say it
@@ -801,6 +807,7 @@ def test_platforms_named_by_requests_and_worked_on_by_servers() -> None:
     assert server_platforms("@acme/mcp-linear", ["list_cycles List cycles."]) == {"linear"}
     assert server_platforms("@acme/gitlab", ["list_projects List projects."]) == {"gitlab"}
     assert server_platforms("filesystem", ["read_file Read a file from disk."]) == set()
+    assert server_platforms("git", ["git_status Status of a local repository."]) == set()  # no server's place
 
 
 def test_a_tool_of_another_platform_than_the_request_names_ranks_lower_and_abstains(embedder: Embedder) -> None:
@@ -839,6 +846,11 @@ def test_a_tool_of_another_platform_than_the_request_names_ranks_lower_and_absta
     for request in ("Open a pull request on GitHub for acme/website", "Open a pull request for acme/website"):
         same, _ = route(request, 0.5)
         assert same == route(request, 0.0)[0]  # its own platform, or none named: no penalty
+    laptop = "Open the local branch feature/old on my laptop."  # no hosted platform reaches it
+    plain, _ = route(laptop, 0.0)
+    lowered, _ = route(laptop, 0.5)
+    assert lowered["gh__create_pull_request"] == pytest.approx(plain["gh__create_pull_request"] - 0.5, abs=1e-5)
+    assert lowered["fs__read_file"] == pytest.approx(plain["fs__read_file"], abs=1e-6)
 
 
 @pytest.mark.anyio
