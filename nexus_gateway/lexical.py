@@ -206,7 +206,7 @@ FILE_PATTERN = re.compile(FILE_NAME)
 # ("print log.txt" is not about ``git_log``). Wider than a file name on purpose: "D.C." and "a.m."
 # blanked here leave no one-letter terms behind (session 37 measured the narrower rule: 15 BFCL requests
 # gained "d", "c", "example", "com" as terms).
-_VALUE_SPAN = re.compile(
+VALUE_SPAN = re.compile(
     r"""(?<!\w)'[^']+'(?!\w)|"[^"]+"|`[^`]+`|“[^”]+”|\S*[/\\]\S*|\S*\w\.[A-Za-z]\w{0,4}\b|\S*\*\S*"""
     rf"|\b(?:{CONVENTIONAL_FILES})\b"
 )
@@ -227,7 +227,7 @@ def without_values(query: str, *, value_kinds: bool = True) -> str:
     the request names a file says what it acts on ("print the contents of /tmp/log.txt" went to
     ``git_show``, whose description says "contents"; session 47, ``docs/routing.md``).
     ``value_kinds=False`` leaves nothing of any value."""
-    return _VALUE_SPAN.sub(_value_word if value_kinds else " ", query)
+    return VALUE_SPAN.sub(_value_word if value_kinds else " ", query)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
-from .lexical import STOPWORDS
+from .lexical import STOPWORDS, VALUE_SPAN, one_edit_apart
 
 READ, WRITE = 1.0, 0.0
 
@@ -79,6 +79,36 @@ _WRITE_NAME = re.compile(
     r"approve|dismiss|cancel|trigger|rerun|fork|star|unstar|move|upload|send|publish|insert|drop)"
     r"(?:_|-|$|[A-Z])"
 )
+
+
+# The verbs the readers of a request's mood and clauses look for, five letters or more: the words a typo
+# of which would leave a request without its verb ("asign issue 45 to ravi-n", "creat a gist").
+_READER_VERBS = frozenset(
+    word
+    for pattern in (_CHANGE_VERB_WORDS, _CLAUSE_VERB_WORDS, _READ_CUE.pattern)
+    for word in re.findall(r"[a-z]+", pattern)
+    if len(word) >= 5 and word not in {"would", "could", "which", "where", "trying", "please"}
+)
+_WORD = re.compile(r"(?<![\w/.@-])[A-Za-z]{5,}(?![\w/.@-])")
+
+
+def spelled_verbs(text: str, known_words: frozenset[str]) -> str:
+    """``text`` with each misspelt verb of a request's readers spelt right: a word of five letters or more
+    that is no whole word of the embedder's vocabulary and is one edit from exactly one such verb, not
+    its inflection ("asign" → assign, "chnage" → change, "serch" → search; "pings" stays). BM25 corrects
+    its own terms against the index (``BM25Index.correct``); these readers match verbs by pattern, so
+    "asign … and put it in milestone 3" had no change clause and went to ``update_issue_milestone``.
+    Values (quoted text, paths, names with a dot) are left as they are."""
+    values = [match.span() for match in VALUE_SPAN.finditer(text)]
+
+    def spelled(match: re.Match[str]) -> str:
+        word = match.group(0).lower()
+        if word in known_words or any(start <= match.start() < end for start, end in values):
+            return match.group(0)
+        verbs = [verb for verb in _READER_VERBS if one_edit_apart(word, verb) and not word.startswith(verb)]
+        return verbs[0] if len(verbs) == 1 else match.group(0)
+
+    return _WORD.sub(spelled, text)
 
 
 def request_mood(text: str) -> float | None:

@@ -42,7 +42,7 @@ from .affordance import SLOT_KINDS, filled_slots, query_slots, tool_affordances,
 from .compound import NOTHING, ToolFields, lift_complete_tools
 from .embedder import CrossEncoder, Embedder
 from .lexical import BM25Index, NameCoverage, split_identifier, tokenize, without_values
-from .mood import request_mood, tool_mood
+from .mood import request_mood, spelled_verbs, tool_mood
 from .platforms import PlatformIndex
 from .slb import SemanticLookasideBuffer
 
@@ -411,7 +411,9 @@ class Router:
         elsewhere = self.platforms.mismatch(intent) if calibration.platform_weight else None
         if elsewhere is not None:
             fused = fused - np.float32(calibration.platform_weight) * elsewhere
-        wanted = request_mood(intent) if calibration.mood_weight else None
+        # the readers of verbs read the request with its verbs spelt right; BM25 corrects its own terms
+        readable = spelled_verbs(intent, self.embedder.whole_words)
+        wanted = request_mood(readable) if calibration.mood_weight else None
         if wanted is not None:
             mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)
             fused = fused - np.float32(calibration.mood_weight) * mismatch
@@ -421,7 +423,7 @@ class Router:
             fused[successor] = np.maximum(fused[successor], fused[retired])
             fused[retired] = fused[successor] - RETIRED_STEP
         # a margin of at least τ: the cross-encoder would re-rank by the words, which the lift overrules
-        fused = lift_complete_tools(intent, fused, self.fields, RETRIEVE_K, calibration.tau + COMPLETE_STEP)
+        fused = lift_complete_tools(readable, fused, self.fields, RETRIEVE_K, calibration.tau + COMPLETE_STEP)
         return lexical, fused
 
     def route_vector(

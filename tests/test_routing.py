@@ -17,7 +17,7 @@ from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
 from nexus_gateway.lexical import tokenize, without_values
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
-from nexus_gateway.mood import READ, WRITE, request_mood, tool_mood
+from nexus_gateway.mood import READ, WRITE, request_mood, spelled_verbs, tool_mood
 from nexus_gateway.platforms import LOCAL_MACHINE, named_platforms, server_platforms
 from nexus_gateway.routing import (
     Calibration,
@@ -784,6 +784,22 @@ def test_the_router_prefers_a_tool_of_the_requests_mood(embedder: Embedder) -> N
     asking, changing = "what labels does octo-org/app have?", "rename the label bug to defect in octo-org/app"
     assert chosen(asking, 0.0) == chosen(changing, 0.0)  # a tie without the signal
     assert (chosen(asking, 0.2), chosen(changing, 0.2)) == ("gh__get_label", "gh__label_write")
+    router = Router(embedder, docs, np.stack([vector, vector]), Calibration(floor=0.0, mood_weight=0.2))
+    scores = {c.id: c.score for c in router.route("renmae the label bug to defect").candidates}
+    assert scores["gh__label_write"] > scores["gh__get_label"] + 0.1  # its verb misspelt, still a change
+
+
+def test_misspelt_verbs_are_spelt_right_for_the_readers_of_verbs(embedder: Embedder) -> None:
+    known = embedder.whole_words
+    assert request_mood("asign issue 45 to ravi-n") is None  # the typo hides the change
+    spelt = spelled_verbs("asign issue 45 to ravi-n and put it in milestone 3", known)
+    assert spelt == "assign issue 45 to ravi-n and put it in milestone 3" and request_mood(spelt) == WRITE
+    assert spelled_verbs("chnage the title; serch for 'creat' in notes.md", known) == (
+        "change the title; search for 'creat' in notes.md"  # a value keeps its spelling
+    )
+    # real words, inflections, short words and words near no verb or near two stay as they are
+    for text in ("no more pings from it", "bake a cake", "opn the README", "songs by Tove Lo", "the gist"):
+        assert spelled_verbs(text, known) == text
 
 
 def test_platforms_named_by_requests_and_worked_on_by_servers() -> None:
