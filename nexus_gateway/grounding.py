@@ -353,6 +353,21 @@ def as_clock_time(value: Any, prop: dict[str, Any], sources: _Sources) -> Any:
     return value if said is None else f"{said[0]:02d}:{said[1]:02d}"
 
 
+_BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def as_timestamp(value: Any, prop: dict[str, Any]) -> Any:
+    """A date the model wrote bare (``2025-03-01`` for "since March 1st, 2025") becomes the start of that
+    day, ``2025-03-01T00:00:00Z``, when the key asks for a timestamp (``format: date-time``, or a
+    description that says "timestamp"): the key holds an instant, and the day the request names starts
+    at midnight. A key that also takes a bare date ("YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DD") keeps it."""
+    if not isinstance(value, str) or not _BARE_DATE.match(value):
+        return value
+    description = str(prop.get("description", ""))
+    timestamp = prop.get("format") == "date-time" or "timestamp" in description.lower()
+    return f"{value}T00:00:00Z" if timestamp and "YYYY-MM-DD)" not in description else value
+
+
 # A glob as said: a word with a wildcard ("*.py", "test_*"); a bare extension (".py"), which as a glob
 # would match only a file named ".py".
 _GLOB_WORD = re.compile(r"(?<!\S)[^\s'\"]*[*?][^\s'\"]*")
@@ -606,9 +621,8 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
         kept: dict[str, Any] = {}
         for key, item in value.items():
             prop = _resolve(props.get(key) or {}, schema)
-            item = as_fraction(
-                as_clock_time(as_time_zone(tidy(item, key), key, prop), prop, sources), key, prop, sources
-            )
+            item = as_time_zone(tidy(item, key), key, prop)
+            item = as_fraction(as_timestamp(as_clock_time(item, prop, sources), prop), key, prop, sources)
             where = f"{path}{key}"
             if isinstance(item, dict):
                 inner = walk(item, prop, where + ".")

@@ -254,6 +254,27 @@ def test_an_identifier_must_be_stated_as_a_run_of_words() -> None:
     assert kept == {"owner": "gitlab-org/ci.d", "repo": "runner_2"}
 
 
+def test_a_bare_date_becomes_the_start_of_its_day_where_the_key_wants_a_timestamp() -> None:
+    """GitHub's ``list_issues(since)`` asks for an ISO 8601 timestamp; the model writes "since March 1st,
+    2025" as ``2025-03-01``. ``list_commits(since)`` takes either form and keeps what it was given."""
+    schema = {
+        "properties": {
+            "since": {"type": "string", "description": "Filter by date (ISO 8601 timestamp)"},
+            "until": {"type": "string", "description": "Before (ISO 8601: YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DD)"},
+            "due": {"type": "string", "format": "date-time"},
+            "day": {"type": "string", "description": "A day (YYYY-MM-DD)"},
+        }
+    }
+    request = "issues touched between March 1st, 2025 and April 2nd, 2025, due May 3rd 2025, on the day June 4 2025"
+    raw = {"since": "2025-03-01", "until": "2025-04-02", "due": "2025-05-03", "day": "2025-06-04"}
+    kept, dropped = ground(raw, schema, request)
+    assert not dropped
+    assert kept == {**raw, "since": "2025-03-01T00:00:00Z", "due": "2025-05-03T00:00:00Z"}
+    assert ground({"since": "2025-03-01T09:30:00Z"}, schema, "since 9:30 on March 1st, 2025")[0] == {
+        "since": "2025-03-01T09:30:00Z"  # an instant already: as written
+    }
+
+
 def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
     """The time server wants IANA names and HH:MM; requests say "in Tokyo" and "3pm"."""
     convert = {
