@@ -248,6 +248,16 @@ irrelevant one) and numbers on both sides of "add" are a sum to compute. With th
 decision moves anywhere (BFCL's calibration had no mood weight); the refit gives BFCL a mood weight of
 0.2, which the even half prefers by its reciprocal rank and which routes three of the odd half's
 requests fewer right (72.2% → 71.5%); every other figure as above.
+
+Session 50: a request that places its work on the user's own machine ("Delete the local branch
+feature/old on my laptop", "Run npm test in my current project directory") names a place no hosted
+platform reaches, and lowers GitHub's tools as a Bitbucket request does (`platforms.LOCAL_MACHINE`):
+against the 117 GitHub tools both now abstain, abstention recall 65% → 75% at precision 92.9% → 93.8%,
+answerable requests abstaining 1.2% as before. And the readers of verbs (the read/write mood, the change
+clauses) read a misspelt verb as the verb it is one edit from (`mood.spelled_verbs`): "asign … issue 45
+to ravi-n and nora-t and put it in milestone 3", an even line, reaches `issue_write` at both sizes and
+against the 117 GitHub tools (all 166 at N = 250: 81.9% → 82.5%; at all tools 76.5% → 77.1%). Nothing
+else moved on any set, and no calibration changed.
 """
 
 
@@ -506,6 +516,13 @@ added the one change that lowers this row on any machine, the prefetch, and meas
 separate script, 60k tools 1.34×, 100k 1.14–1.32× over four runs, 250 and 10k tools unchanged (the
 prefetches cost 5–10% there, hence the 16 MB threshold); the table's `prefetch` column is the same
 comparison inside this command.
+Session 50's machine (AMD EPYC with AVX-512 VNNI, so the `vnni` kernel) scans 250 tools in 1.8 µs and 1k
+in 5.3 µs, and 100k in 1.39 ms on two threads (2.27 on one). There a thread's start and join cost about
+40 µs, so two threads lose below ~20k tools: timed alone with `_slb.set_threads` (median µs, three
+rounds each), 4k tools 28 on one against 65–69 on two, 10k 70 against 93–97, 16k 109–112 against
+119–121, 25k 178–180 against 152; 100k 2.1–2.3 ms against 1.05–1.18. Session 18's machine crossed at
+~4k, which set the 1.5 MB a thread; the loss here, 30 µs at 10k tools, is half a percent of a route,
+so the threshold stays where it is.
 """
 
 
@@ -543,6 +560,14 @@ ARGS_RUNS = (
 
 # Which code each row of the table comes from: the rows are re-run one by one, as the rules change.
 ARGS_PROVENANCE = """\
+Session 50 re-ran every row on a new machine (AMD EPYC with AVX-512 VNNI, a fresh environment, llama.cpp
+built for it) after a bare date for a key that asks for a timestamp became the start of its day
+(`grounding.as_timestamp`; the eval already counted the date right, so no figure moves by it). Routed
+0.5B row as in session 49 to the decimal (91.9% / 70.8%, 17 of 18 turns, no leaks, 27.5 tokens computed
+per turn against 278.5), its first argument token **6.9×** sooner than the oracle's (224 ms against
+1,555: the machine). The 1.5B model's near-ties fell differently on this CPU: routed 91.9% / 70.9% (91.5%
+/ 70.6%), 15 of 18 turns (14), labelled tool 91.5% (91.1%); BFCL 0.5B 83.0% / 60.4% (83.5% / 60.7%) and
+1.5B 87.6% / 63.2% (88.7% / 63.9%), the same 74 of 100 routed right, no leaks.
 Session 49 re-ran every row (`bench/run_args_eval.sh`, calibrations as session 48 left them) after four
 changes (`docs/arguments.md`): the request's label compiled into each tool's block, a flag set by a
 description that says only what true does ("initialize it with a README" → `autoInit`), optional free
