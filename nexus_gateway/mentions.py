@@ -297,16 +297,24 @@ def _one_edit(a: str, b: str) -> bool:
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
+# States said only as themselves: "open" is the state, "opened" the event ("issues opened or touched
+# since March", "the pull requests nora-t has opened" ask for no ``state: open``, which would leave out
+# the ones closed since). For "closed", "merged", "dismissed" the state and the event are one word.
+_STATE_WORDS = {"open": frozenset(("open", "opens"))}
+
+
 def sayer(intent: str, typos: bool = False) -> Callable[[str], bool]:
     """Does the request say this word (its stem, or a word it begins with, for 4+ letters; with
     ``typos``, also a word of 5+ letters one edit away)? A past participle counts as its verb: enum
     values are states ("closed", "dismissed", "fixed") that requests say as commands ("close it",
-    "dismiss the alert")."""
+    "dismiss the alert"), except a state said otherwise than its event (``_STATE_WORDS``)."""
     words = set(_WORDS.findall(intent.lower()))
     words |= {key for key, synonyms in _KEY_WORD_SYNONYMS.items() if words & synonyms}
     stems = {stem(w) for w in words}
 
     def said(word: str) -> bool:
+        if word.lower() in _STATE_WORDS:
+            return bool(words & _STATE_WORDS[word.lower()])
         root = stem(word)
         if root in stems or (len(root) >= 4 and any(w.startswith(root) for w in words)):
             return True

@@ -706,6 +706,14 @@ def test_enum_values_the_request_says_narrow_the_choice() -> None:
     labels = {"properties": {"method": {"enum": ["create", "update", "delete"]}}}
     assert named_values(labels, "change the title to 'Crash on save'") == {"method": ["update"]}
     assert named_values(labels, "throw away my pending review, I'll start over") == {}
+    # a state said as its event is no state: "issues opened since March" includes those closed since
+    issues = {"properties": {"state": {"enum": ["OPEN", "CLOSED"]}, "since": {"type": "string"}}}
+    assert named_values(issues, "Which issues have been opened or touched since March 1st, 2025?") == {}
+    assert named_values(issues, "the open issues, and the ones closed this week") == {"state": ["OPEN", "CLOSED"]}
+    hours = {"properties": {"info_type": {"enum": ["opening_hours", "prices"]}}}
+    assert named_values(hours, "the opening hours of the Met") == {"info_type": ["opening_hours"]}
+    kept, dropped = ground({"state": "OPEN"}, issues, "Which issues have been opened since March 1st, 2025?")
+    assert (kept, dropped) == ({}, ["state"])  # the model's choice, unsaid, is not sent
 
 
 def test_keys_the_request_names_are_found_by_their_words() -> None:
