@@ -323,6 +323,11 @@ def pull_request_branches(arguments: dict[str, Any], schema: dict[str, Any], int
         # a branch the request states for this key is kept ("- head: x … a review from ivan-p")
         if key and (not isinstance(current, str) or current in roles.values() or current not in intent):
             placed[key] = name
+            # the other role's key holding this branch had it in the wrong role ("any PRs from the
+            # branch x" filled ``base`` with x): one branch is not both ends of a pull request
+            other = keys.get("target" if role == "source" else "source", "")
+            if other and other not in (keys.get(r) for r in roles) and placed.get(other) == name:
+                del placed[other]
     return placed
 
 

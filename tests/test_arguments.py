@@ -1025,6 +1025,15 @@ def test_a_pull_requests_branches_follow_from_and_into() -> None:
         "base": "develop",
         "head": "refactor/db-layer",
     }
+    # the one branch a request names is not both ends: the source leaves the target's key
+    open_from = "any prs open from teh branch octo-org:feature/dark-mode in octo-org/app?"
+    assert pull_request_branches({"base": "octo-org:feature/dark-mode"}, pull, open_from) == {
+        "head": "octo-org:feature/dark-mode"
+    }
+    assert pull_request_branches({"head": "main", "base": "main"}, pull, "a PR from main into main") == {
+        "head": "main",
+        "base": "main",  # both said
+    }
     # a branch the request states for the key stays; "a review from ivan-p" names no branch
     stated = "- head: hotfix/x\n- base: main\nAlso request a review from ivan-p."
     assert pull_request_branches({"head": "hotfix/x", "base": "main"}, pull, stated) == {
