@@ -608,7 +608,9 @@ def listed_items(
     ``instruments`` beside ``services``) is not named; nor is one the tool's own name says ("list
     commits" and ``commit``), which is what the request lists, not a choice, and goes. Items the request does
     not say are kept without a window: a label maps synonyms ("vegetarian" to ``vegan``, "author" to
-    ``user``) that no word matches."""
+    ``user``) that no word matches. A list the model left out gets the items the request names when it
+    names two or more ("Just tag names and publish dates is fine"); one alone may be the request's
+    object rather than a choice ("the bug-labelled issues" names ``labels`` of ``fields``)."""
     object_words = set(tokenize(tool))
     said = sayer(intent)
     copied = sayer(earlier)
@@ -626,12 +628,15 @@ def listed_items(
     placed = dict(arguments)
     for key in lists:
         value = arguments.get(key)
-        if not isinstance(value, list):
-            continue
         longer = [words for other, items in stems.items() if other != key for words in items]
         mine = [
             item for item in named[key] if not any({stem(w) for w in tokenize(str(item))} < words for words in longer)
         ]
+        if value is None and len(mine) >= 2:
+            placed[key] = mine  # "just tag names and publish dates": a list the model left out
+            continue
+        if not isinstance(value, list):
+            continue
         choice_words = {item: set(tokenize(str(item))) - object_words for item in value}
         kept = [
             item

@@ -871,6 +871,9 @@ def test_a_list_of_choices_holds_the_items_the_request_says() -> None:
     assert listed_items({"fields": ["tag_name"]}, releases, said, "list_releases") == {
         "fields": ["tag_name", "published_at"]
     }
+    # left out, it gets the items the request names, two or more; one alone may be what the request is about
+    assert listed_items({}, releases, said, "list_releases") == {"fields": ["tag_name", "published_at"]}
+    assert listed_items({}, releases, "show me the release named v2", "list_releases") == {}
     earlier = 'get_file_contents {"path": "a.md"} name=a.md path=a.md id=7'
     assert listed_items({"fields": ["name", "id"]}, releases, "open that file", "get_file_contents", earlier) == {}
     # without a window an item no word says is kept: labels map synonyms ("author" is ``user``)
