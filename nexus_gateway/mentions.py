@@ -12,7 +12,17 @@ from collections.abc import Callable
 from typing import Any
 
 from .affordance import URL_PATTERN
-from .lexical import FILE_NAME, FROM_ROOT, NOT_INSIDE_A_NAME, NUMBER_WORDS, STOPWORDS, split_identifier, stem, tokenize
+from .lexical import (
+    FILE_NAME,
+    FROM_ROOT,
+    NOT_INSIDE_A_NAME,
+    NUMBER_WORDS,
+    STOPWORDS,
+    one_edit_apart,
+    split_identifier,
+    stem,
+    tokenize,
+)
 
 _WORDS = re.compile(r"[a-z0-9]+")
 # Keys that hold free text (a body, a title, a search query): the home of a quoted span.
@@ -285,18 +295,6 @@ def _says_value_word(word: str, said: Callable[[str], bool]) -> bool:
 _KEY_WORD_SYNONYMS = {"only": frozenset(["just", "solely", "exclusively"])}
 
 
-def _one_edit(a: str, b: str) -> bool:
-    """One letter changed, added, dropped, or two neighbours swapped ("feild" for "field")."""
-    if abs(len(a) - len(b)) > 1 or a == b:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
-        return len(diff) == 1 or swapped
-    short, long = (a, b) if len(a) < len(b) else (b, a)
-    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
-
-
 # States said only as themselves: "open" is the state, "opened" the event ("issues opened or touched
 # since March", "the pull requests nora-t has opened" ask for no ``state: open``, which would leave out
 # the ones closed since). For "closed", "merged", "dismissed" the state and the event are one word.
@@ -321,7 +319,7 @@ def sayer(intent: str, typos: bool = False) -> Callable[[str], bool]:
         # a silent e drops before -ing: "including" says ``include``, "updating" ``update``
         if len(root) >= 6 and root.endswith("e") and any(w.startswith(root[:-1] + "ing") for w in words):
             return True
-        if typos and len(word) >= 5 and any(_one_edit(word, w) for w in words):
+        if typos and len(word) >= 5 and any(one_edit_apart(word, w) for w in words):
             return True  # typed requests: "feild" says ``field``
         past = len(root) >= 5 and root.endswith("ed")  # "failing jobs" says ``failed``
         if past and len(root) >= 6 and any(w.startswith(root[:-2]) for w in words):
