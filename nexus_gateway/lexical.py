@@ -230,6 +230,24 @@ def without_values(query: str, *, value_kinds: bool = True) -> str:
     return VALUE_SPAN.sub(_value_word if value_kinds else " ", query)
 
 
+# A phrase that places the request ("on the develop branch", "in my dotfiles repo", "to the
+# refactor/db-layer branch"): its noun says where the operation happens, not what it acts on, so it is no
+# term of the lexical signal or of name coverage. "the most recent commit on the develop branch" went to
+# ``list_commits``, whose description says "branch", over ``get_commit``. "org" and "organization" are
+# not places here: "fork it into the quartz-ai organization" names where the result goes, and an org's
+# tools (``list_issue_types(owner)``) want the word (session 51, docs/routing.md).
+PLACE_PHRASE = re.compile(
+    r"\b(?:on|in|from|against|off|of|under|to|into|within|across)\s+"
+    r"(?:(?:the|a|my|our|their|its|this|that|your)\s+)?(?:[\w./:@-]+\s+){0,2}?(branch|repo|repository)\b",
+    re.I,
+)
+
+
+def without_place_nouns(query: str) -> str:
+    """``query`` without the nouns of its placing phrases (``PLACE_PHRASE``); everything else stays."""
+    return PLACE_PHRASE.sub(lambda place: place.group(0)[: place.start(1) - place.start(0)], query)
+
+
 @dataclass(frozen=True)
 class LexicalDocument:
     """The text fields of one tool, weighted: the name counts twice.

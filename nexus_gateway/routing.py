@@ -41,7 +41,7 @@ import numpy as np
 from .affordance import SLOT_KINDS, filled_slots, query_slots, tool_affordances, tool_requirements
 from .compound import NOTHING, ToolFields, lift_complete_tools
 from .embedder import CrossEncoder, Embedder
-from .lexical import BM25Index, NameCoverage, split_identifier, tokenize, without_values
+from .lexical import BM25Index, NameCoverage, split_identifier, tokenize, without_place_nouns, without_values
 from .mood import request_mood, spelled_verbs, tool_mood
 from .platforms import PlatformIndex
 from .slb import SemanticLookasideBuffer
@@ -384,7 +384,8 @@ class Router:
         """Every row's lexical signal (0..1) and fused score for ``intent``, given its cosines; ``carried``
         slot kinds count as named by the intent (affordance, server share, filled requirements)."""
         calibration = self.calibration
-        terms = self.bm25.query_terms(intent)
+        placed = without_place_nouns(intent)  # "on the develop branch" says where, not what
+        terms = self.bm25.query_terms(placed)
         lexical = self.bm25.term_scores(terms)
         peak = float(lexical.max()) if lexical.size else 0.0
         lexical = lexical / peak if peak > 0 else lexical
@@ -393,7 +394,7 @@ class Router:
             # a tool's name says its operation and object; the word a value leaves ("file") says what the
             # request acts on, not that a file tool's operation is asked: "create the folder reports and
             # delete old.txt" went to ``write_file`` when "file" covered half of its name
-            said = self.bm25.query_terms(intent, value_kinds=False) if "file" in terms else terms
+            said = self.bm25.query_terms(placed, value_kinds=False) if "file" in terms else terms
             fused = fused + np.float32(calibration.name_weight) * self.names.scores(said)
         slots = query_slots(intent) | carried
         if slots and calibration.affordance_weight:

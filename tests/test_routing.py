@@ -15,7 +15,7 @@ from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, 
 from nexus_gateway.compound import change_clauses, clause_operation, requested_fields
 from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
-from nexus_gateway.lexical import tokenize, without_values
+from nexus_gateway.lexical import tokenize, without_place_nouns, without_values
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, request_mood, spelled_verbs, tool_mood
 from nexus_gateway.platforms import LOCAL_MACHINE, named_platforms, server_platforms
@@ -885,3 +885,21 @@ async def test_a_dry_run_shows_the_call_and_runs_nothing(gateway: ClientSession)
     # a dry run checks the arguments as the real call would
     bad = await gateway.call_tool("call", {"intent": intent, "arguments": {"path": 3}, "dry_run": True})
     assert bad.is_error and "'path'" in result_text(bad), result_text(bad)
+
+
+def test_a_placing_phrase_says_where_not_what(embedder: Embedder) -> None:
+    """ "the newest commit on the develop branch" asks for a commit; "branch" only says where, and as a
+    term it lent ``list_commits`` (whose description says "branch") and ``list_branches`` the request.
+    A branch that is the request's object keeps its word."""
+    assert without_place_nouns("the newest commit on the develop branch of a/b").split() == [
+        "the", "newest", "commit", "on", "the", "develop", "of", "a/b"
+    ]  # fmt: skip
+    assert without_place_nouns("open README.md in my dotfiles repo") == "open README.md in my dotfiles "
+    assert without_place_nouns("delete the branch feature/x from a/b") == "delete the branch feature/x from a/b"
+    weights = Calibration(
+        lexical_weight=0.3, affordance_weight=0.2, mood_weight=0.3, name_weight=0.2, unfilled_weight=0.3,
+        server_weight=0.1, rerank_weight=0.0,
+    )  # fmt: skip
+    router = local_router(embedder, weights, registry=FIXTURES / "github_commit_tools.json")
+    assert router.route("show the newest commit on the develop branch of a/b").chosen == "github__get_commit"
+    assert router.route("list branches of octo-org/app").chosen == "github__list_branches"
