@@ -108,6 +108,30 @@ def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:
     return frozenset(found)
 
 
+def names_a_slug(text: str) -> bool:
+    """Whether ``text`` names a repository as ``owner/repo`` that is no file name: "lib/response.js" and
+    "src/app.py" take the repository slot as well (``query_slots``: "vercel/next.js" is spelled the same
+    way), but they are no sign of a hosted repository, and a local server's tools must not pay for them.
+    Nor is a date or a fraction ("12/3"): a slug has a letter."""
+    rest = URL_PATTERN.sub(" ", text)
+    return any(
+        re.search("[A-Za-z]", slug.group(0))
+        and (not (file := FILE_PATTERN.match(rest, slug.start())) or file.end() < slug.end())
+        for slug in REPO_PATTERN.finditer(rest)
+    )
+
+
+def holds_a_repository(schema: dict[str, Any] | None) -> bool:
+    """Whether a request's ``owner/repo`` has somewhere to go in this tool: ``owner`` and ``repo``
+    parameters, or a search tool's free-text ``query``, which can say it (``repo:octo-org/app …``, as
+    GitHub's search tools document). A local git server's ``git_blame(repo_path, file_path)`` has
+    nowhere to put "expressjs/express"."""
+    properties = (schema or {}).get("properties") or {}
+    if not isinstance(properties, dict):
+        return False
+    return names_a_repository(properties) or any(str(key).lower() in ("query", "q") for key in properties)
+
+
 def names_a_repository(keys: Iterable[object]) -> bool:
     """Keys that hold a repository between them: an ``owner`` and a ``repo`` (GitHub's and Gitea's way)."""
     return {"owner", "repo"} <= {str(key).lower() for key in keys}

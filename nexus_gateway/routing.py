@@ -38,7 +38,15 @@ from typing import Any
 
 import numpy as np
 
-from .affordance import SLOT_KINDS, filled_slots, query_slots, tool_affordances, tool_requirements
+from .affordance import (
+    SLOT_KINDS,
+    filled_slots,
+    holds_a_repository,
+    names_a_slug,
+    query_slots,
+    tool_affordances,
+    tool_requirements,
+)
 from .compound import NOTHING, ToolFields, lift_complete_tools
 from .embedder import CrossEncoder, Embedder
 from .lexical import BM25Index, NameCoverage, split_identifier, tokenize, without_place_nouns, without_values
@@ -62,6 +70,10 @@ DEFAULT_RERANK_K = 4
 JUDGE_CANDIDATES = 3  # how many of the router's best the local LLM chooses among (``nexus.judge``)
 DEFAULT_RERANK_WEIGHT = 0.02
 RETRIEVE_K = 32
+# A named ``owner/repo`` that a tool has no parameter for costs it half the affordance weight on top of
+# the slot's share: with the share alone a tool that takes the request's path and number lost only a
+# third of it (docs/routing.md, session 51; the whole weight broke requests whose slug is a team or a date).
+REPOSITORY_NOWHERE = 0.5
 
 
 def tool_document(name: str, description: str) -> str:
@@ -158,6 +170,7 @@ class RouteDoc:
     requires: frozenset[str] = frozenset()  # slot kinds the schema requires (affordance.tool_requirements)
     server: str = ""
     fields: ToolFields = NOTHING  # what the tool can set (``compound.py``)
+    holds_repository: bool = False  # a named ``owner/repo`` has a parameter to go to (``holds_a_repository``)
 
     @classmethod
     def of_tool(
@@ -189,6 +202,7 @@ class RouteDoc:
             tool_requirements(schema),
             server,
             ToolFields.of_tool(name, takes),
+            holds_a_repository(takes),
         )
 
 
@@ -331,6 +345,7 @@ class Router:
         }
         self.requires = distinguishing_requirements(ordered)
         self.server_affords = server_affordances(ordered, self.affords)
+        self.repository_homes = np.array([d.holds_repository for d in ordered], dtype=np.float32)
         # a tool named for directories takes no file name, the only path a request states; its server's
         # share of path-taking tools stays (without, "save … to todo.md" left the filesystem server)
         directories = np.array([bool(_NAMES_A_DIRECTORY.search(d.name)) for d in ordered], dtype=bool)
@@ -400,6 +415,11 @@ class Router:
         if slots and calibration.affordance_weight:
             share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
             fused = fused + np.float32(calibration.affordance_weight) * share
+        if "repo" in slots and calibration.affordance_weight and names_a_slug(intent):
+            # a named repository with nowhere to go: "git blame lib/response.js in expressjs/express" went to
+            # a local git server's ``git_blame``, which takes the path and the line numbers the request gives
+            homeless = np.float32(1) - self.repository_homes
+            fused = fused - np.float32(calibration.affordance_weight * REPOSITORY_NOWHERE) * homeless
         if slots and calibration.server_weight:
             share = sum(self.server_affords[kind] for kind in slots) / np.float32(len(slots))
             fused = fused + np.float32(calibration.server_weight) * share

@@ -11,7 +11,14 @@ import pytest
 from conftest import TESTS, real_servers, result_json, result_text, run_cli, stdio_gateway, write_config
 from mcp import ClientSession
 
-from nexus_gateway.affordance import argument_slots, filled_slots, query_slots, tool_affordances, tool_requirements
+from nexus_gateway.affordance import (
+    argument_slots,
+    filled_slots,
+    names_a_slug,
+    query_slots,
+    tool_affordances,
+    tool_requirements,
+)
 from nexus_gateway.compound import change_clauses, clause_operation, requested_fields
 from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
@@ -903,3 +910,20 @@ def test_a_placing_phrase_says_where_not_what(embedder: Embedder) -> None:
     router = local_router(embedder, weights, registry=FIXTURES / "github_commit_tools.json")
     assert router.route("show the newest commit on the develop branch of a/b").chosen == "github__get_commit"
     assert router.route("list branches of octo-org/app").chosen == "github__list_branches"
+
+
+def test_a_named_repository_needs_a_tool_that_can_hold_it(embedder: Embedder) -> None:
+    """ "git blame lib/response.js in expressjs/express" went to a local git server's ``git_blame``, which
+    takes the file and its line numbers but has nowhere to put the repository; GitHub's tool takes all
+    three. A file path alone names no hosted repository (it looks like ``owner/repo``, as "vercel/next.js"
+    does), so a request about a local file still reaches the local tool."""
+    assert names_a_slug("lib/response.js in expressjs/express")
+    assert not names_a_slug("git blame lib/response.js") and not names_a_slug("the notes of 12/3")
+    weights = Calibration(
+        lexical_weight=0.3, affordance_weight=0.2, mood_weight=0.3, name_weight=0.2, unfilled_weight=0.3,
+        server_weight=0.1, rerank_weight=0.0,
+    )  # fmt: skip
+    router = local_router(embedder, weights, registry=FIXTURES / "blame_tools.json")
+    hosted = router.route("git blame lib/response.js in expressjs/express", allow_rerank=False)
+    assert hosted.chosen == "github__get_file_blame"
+    assert router.route("git blame lib/response.js", allow_rerank=False).chosen == "git-mcp-server__git_blame"
