@@ -269,7 +269,16 @@ with the pool: the server share 0.1 → 0.3 and a higher floor; the 117 tools: l
 → 0.1), and with them the odd half: 81.9% → 80.7% at N = 250 (one request now under the floor; R@3 92.8%
 → 95.2%), 72.3% → 75.9% at all tools; the 117 GitHub tools 79.5% → 78.3%, abstention 75% at precision
 88.2% (answerable requests abstaining 2.4%). The grid's choice moves by a request or two each refit
-(`calibration_folds.sh`); these are the figures it gives.
+(`calibration_folds.sh`); these are the figures it gives. Then a named `owner/repo` that is no file
+name costs a tool with nowhere to put it (no `owner`/`repo`, no search query) half the affordance weight
+(`affordance.names_a_slug`, `routing.REPOSITORY_NOWHERE`): with the stored calibrations "git blame
+lib/response.js in expressjs/express on the 4.x branch" and "Add a new file docs/CONTRIBUTING.md to
+hexa-dev/cli-tools on main" leave a local git server's tools for GitHub's at all tools, and nothing else
+moves on any set. Its refit took the server share back to 0.2 with a lower floor, and two requests of the
+odd half the previous refit had fixed at all tools went back ("Mark notification 12345678901 as done",
+"commits authored by sofia-g anywhere in the riverbank org"): 80.7% at N = 250, 74.7% at all tools (all
+166: 82.5% and 79.5%), the 117 GitHub tools and BFCL as above; the dialogues' follow-ups 88.9% at N = 10,
+72.2% at N = 250, 61.1% at all tools.
 """
 
 
