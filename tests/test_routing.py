@@ -894,6 +894,14 @@ async def test_a_dry_run_shows_the_call_and_runs_nothing(gateway: ClientSession)
     assert bad.is_error and "'path'" in result_text(bad), result_text(bad)
 
 
+# Fusion weights of the kind the GitHub calibration chooses (``bench/results/calibration-github.json``),
+# for routers over a few GitHub tools, where the defaults' smaller lexical and name weights decide otherwise.
+GITHUB_WEIGHTS = Calibration(
+    lexical_weight=0.3, affordance_weight=0.2, mood_weight=0.3, name_weight=0.2, unfilled_weight=0.3,
+    server_weight=0.1, rerank_weight=0.0,
+)  # fmt: skip
+
+
 def test_a_placing_phrase_says_where_not_what(embedder: Embedder) -> None:
     """ "the newest commit on the develop branch" asks for a commit; "branch" only says where, and as a
     term it lent ``list_commits`` (whose description says "branch") and ``list_branches`` the request.
@@ -903,11 +911,7 @@ def test_a_placing_phrase_says_where_not_what(embedder: Embedder) -> None:
     ]  # fmt: skip
     assert without_place_nouns("open README.md in my dotfiles repo") == "open README.md in my dotfiles "
     assert without_place_nouns("delete the branch feature/x from a/b") == "delete the branch feature/x from a/b"
-    weights = Calibration(
-        lexical_weight=0.3, affordance_weight=0.2, mood_weight=0.3, name_weight=0.2, unfilled_weight=0.3,
-        server_weight=0.1, rerank_weight=0.0,
-    )  # fmt: skip
-    router = local_router(embedder, weights, registry=FIXTURES / "github_commit_tools.json")
+    router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "github_commit_tools.json")
     assert router.route("show the newest commit on the develop branch of a/b").chosen == "github__get_commit"
     assert router.route("list branches of octo-org/app").chosen == "github__list_branches"
 
@@ -919,11 +923,7 @@ def test_a_named_repository_needs_a_tool_that_can_hold_it(embedder: Embedder) ->
     does), so a request about a local file still reaches the local tool."""
     assert names_a_slug("lib/response.js in expressjs/express")
     assert not names_a_slug("git blame lib/response.js") and not names_a_slug("the notes of 12/3")
-    weights = Calibration(
-        lexical_weight=0.3, affordance_weight=0.2, mood_weight=0.3, name_weight=0.2, unfilled_weight=0.3,
-        server_weight=0.1, rerank_weight=0.0,
-    )  # fmt: skip
-    router = local_router(embedder, weights, registry=FIXTURES / "blame_tools.json")
+    router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "blame_tools.json")
     hosted = router.route("git blame lib/response.js in expressjs/express", allow_rerank=False)
     assert hosted.chosen == "github__get_file_blame"
     assert router.route("git blame lib/response.js", allow_rerank=False).chosen == "git-mcp-server__git_blame"
