@@ -267,6 +267,8 @@ VERB_SYNONYMS = {
     "update": ("change", "edit", "modify", "rename", "replace"),
     "delete": ("remove", "drop", "erase"),
     "ignore": ("mute", "silence"),
+    # an approval is a review: "has anyone approved PR 71234 yet?" asks for ``get_reviews``
+    "reviews": ("approve", "approved", "approval", "approvals"),
 }
 
 

@@ -712,6 +712,10 @@ def test_enum_values_the_request_says_narrow_the_choice() -> None:
     assert named_values(issues, "the open issues, and the ones closed this week") == {"state": ["OPEN", "CLOSED"]}
     hours = {"properties": {"info_type": {"enum": ["opening_hours", "prices"]}}}
     assert named_values(hours, "the opening hours of the Met") == {"info_type": ["opening_hours"]}
+    # an approval is a review: the 0.5B model read the pull request's files for this
+    reads = {"properties": {"method": {"enum": ["get", "get_files", "get_review_comments", "get_reviews"]}}}
+    reads["required"] = ["method"]
+    assert named_values(reads, "has anyone approved vercel/next.js PR 71234 yet?") == {"method": ["get_reviews"]}
     kept, dropped = ground({"state": "OPEN"}, issues, "Which issues have been opened since March 1st, 2025?")
     assert (kept, dropped) == ({}, ["state"])  # the model's choice, unsaid, is not sent
 
