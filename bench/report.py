@@ -589,6 +589,10 @@ turns, no leaks, the first argument token **7.4×** sooner than the oracle's; 28
 against 279, a saving of 89.96%: on the issue's 90% line, where session 50's routing put it at 90.1%
 (27.5 against 278.5). The median moves with the tools routing picks; the IR itself did not change.
 1.5B 91.8% / 73.4%, 15 of 18 turns; labelled tool 0.5B 92.4%, 1.5B 91.8%; BFCL unchanged to the decimal.
+Then "approve", "approved", "approval(s)" came to say the word "reviews" of `get_reviews` (`docs/arguments.md`),
+and the two labelled-tool rows were re-run: 0.5B 92.4% → 92.8% (270 of 291), 1.5B 91.8% → 92.1%, the one
+request "has anyone approved vercel/next.js PR 71234 yet?"; routed, that request goes elsewhere, so the
+routed rows stand.
 Session 50 ran on a new machine (AMD EPYC with AVX-512 VNNI, a fresh environment, llama.cpp built for
 it). A first re-run after a bare date for a key that asks for a timestamp became the start of its day
 (`grounding.as_timestamp`; the eval already counted the date right) gave the routed 0.5B row as in
