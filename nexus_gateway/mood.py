@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
-from .lexical import STOPWORDS, VALUE_SPAN, one_edit_apart
+from .lexical import STOPWORDS, SYNONYMS, VALUE_SPAN, one_edit_apart, stem
 
 READ, WRITE = 1.0, 0.0
 
@@ -159,3 +159,47 @@ def not_opposed(request: str, tools: Sequence[ToolT]) -> list[ToolT]:
     wanted = request_mood(request)
     moods = [tool_mood(tool.name, tool.raw.get("annotations")) for tool in tools]
     return [tool for tool, mood in zip(tools, moods, strict=True) if wanted is None or mood is None or mood == wanted]
+
+
+# Verbs of change that tools rarely spell as the request does: each word here that a writing tool says
+# stands in for the verb (a comment is posted, a log wiped, a label renamed by an update).
+_SAME_OPERATION = {
+    "post": ("add", "create", "comment", "send", "publish"),
+    "wipe": ("delete", "remove", "clear"),
+    "rename": ("update", "edit", "change"),
+}
+_ADD = re.compile(r"\badd\b", re.I)
+
+
+def asked_changes(text: str) -> list[str]:
+    """The verbs of change a request asks with, its values left out ("post 'fix it, then close'" asks
+    to post only); none unless one of them only ever means a change (``_WRITE_VERB``), since a word
+    such as "watch" or "set" is a verb only at the head of a clause and a noun elsewhere."""
+    text = VALUE_SPAN.sub(" ", _PAST_CHANGE.sub(" ", _PURPOSE_CLAUSE.sub(" ", text)))
+    strong = [match.group(1).lower() for match in _WRITE_VERB.finditer(text)]
+    if not strong:
+        return []
+    clause_heads = [match.group(1).lower() for match in _CLAUSE_WRITE_VERB.finditer(text)]
+    return strong + clause_heads + [match.group(0).lower() for match in _ADD.finditer(text)]
+
+
+def verb_forms(verb: str) -> frozenset[str]:
+    """A verb's inflections as the lexical index stems them ("archive": archive, archived, archiving)."""
+    verb = verb.replace("-", "")
+    root = verb.removesuffix("e")
+    return frozenset(stem(word) for word in (verb, f"{verb}s", f"{verb}d", f"{root}ed", f"{root}ing", f"{verb}es"))
+
+
+def offers_none(asked: Sequence[str], offered: frozenset[str]) -> bool:
+    """Whether no writing tool says any of the asked verbs of change, in any form or by a word for the
+    same operation: ``offered`` is the lexical vocabulary (``RouteDoc.tokens``) of the tools that do
+    not only read. "Lock the conversation on issue 57" and "archive hexa-dev/prototype-2022" asked
+    GitHub's server for operations it has no tool for, and the tools that do another thing to the same
+    issue or repository took them (docs/routing.md)."""
+    if not asked:
+        return False
+    for verb in asked:
+        words = (verb, *SYNONYMS.get(verb, ()), *_SAME_OPERATION.get(verb, ()))
+        if any(verb_forms(word) & offered for word in words):
+            return False
+    return True

@@ -22,9 +22,9 @@ from nexus_gateway.affordance import (
 from nexus_gateway.compound import change_clauses, clause_operation, requested_fields
 from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
-from nexus_gateway.lexical import tokenize, without_place_nouns, without_values
+from nexus_gateway.lexical import LexicalDocument, tokenize, without_place_nouns, without_values
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
-from nexus_gateway.mood import READ, WRITE, request_mood, spelled_verbs, tool_mood
+from nexus_gateway.mood import READ, WRITE, asked_changes, request_mood, spelled_verbs, tool_mood
 from nexus_gateway.platforms import LOCAL_MACHINE, named_platforms, server_platforms
 from nexus_gateway.routing import (
     Calibration,
@@ -927,3 +927,38 @@ def test_a_named_repository_needs_a_tool_that_can_hold_it(embedder: Embedder) ->
     hosted = router.route("git blame lib/response.js in expressjs/express", allow_rerank=False)
     assert hosted.chosen == "github__get_file_blame"
     assert router.route("git blame lib/response.js", allow_rerank=False).chosen == "git-mcp-server__git_blame"
+
+
+def test_a_change_no_tool_makes_abstains(embedder: Embedder) -> None:
+    """ "Lock the conversation on issue 57" asks GitHub's server for an operation it has no tool for;
+    the tools that do another thing to the same issue took it. No writing tool says "lock" in any form
+    or by a word for the same operation (a reader that reports whether an issue is locked makes no
+    lock), so every tool counts as a mismatch of the request's mood and the request abstains."""
+    assert asked_changes("Lock the conversation on issue 57, it's getting heated.") == ["lock"]
+    assert asked_changes("Post 'please merge and close' on issue 5") == ["post"]  # the quote asks nothing
+    assert asked_changes("did anyone close #12?") == [] and asked_changes("watch the repo") == []
+    schema = {"properties": {"owner": {"type": "string"}, "repo": {"type": "string"}, "issue_number": {}}}
+    tools = [
+        ("issue_write", "Create a new or update an existing issue: title, body, state (open or closed)."),
+        ("add_issue_comment", "Add a comment to an issue."),
+        ("issue_read", "Get an issue: its title, body, comments and whether it is locked."),
+    ]
+    docs = [
+        RouteDoc.of_tool(
+            f"gh__{name}", name, text, LexicalDocument.of_tool(name, text, schema).tokens(), schema, None, "github"
+        )
+        for name, text in tools
+    ]
+    vectors = np.stack([embedder.embed_document(tool_document(d.name, d.description)) for d in docs])
+
+    def scores(request: str, mood_weight: float) -> dict[str, float]:
+        router = Router(embedder, docs, vectors, Calibration(floor=-9.0, mood_weight=mood_weight))
+        return {c.id: c.score for c in router.route(request, allow_rerank=False).candidates}
+
+    lock = "Lock the conversation on issue 57 in riverbank/payments."
+    plain, lowered = scores(lock, 0.0), scores(lock, 0.3)
+    assert lowered["gh__issue_write"] == pytest.approx(plain["gh__issue_write"] - 0.3, abs=1e-5)
+    assert lowered["gh__issue_read"] == pytest.approx(plain["gh__issue_read"] - 0.6, abs=1e-5)  # reads, too
+    for request in ("Close issue 57 in riverbank/payments.", "Post a reply on issue 57 in riverbank/payments."):
+        plain, lowered = scores(request, 0.0), scores(request, 0.3)
+        assert lowered["gh__issue_write"] == pytest.approx(plain["gh__issue_write"], abs=1e-5), request
