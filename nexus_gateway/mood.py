@@ -13,10 +13,11 @@ The router lowers the score of tools of the other kind (weight in the calibratio
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from .lexical import STOPWORDS, SYNONYMS, VALUE_SPAN, one_edit_apart, stem
+from .lexical import STOPWORDS, SYNONYMS, VALUE_SPAN, one_edit_apart
 
 READ, WRITE = 1.0, 0.0
 
@@ -183,23 +184,30 @@ def asked_changes(text: str) -> list[str]:
     return strong + clause_heads + [match.group(0).lower() for match in _ADD.finditer(text)]
 
 
-def verb_forms(verb: str) -> frozenset[str]:
-    """A verb's inflections as the lexical index stems them ("archive": archive, archived, archiving)."""
-    verb = verb.replace("-", "")
-    root = verb.removesuffix("e")
-    return frozenset(stem(word) for word in (verb, f"{verb}s", f"{verb}d", f"{root}ed", f"{root}ing", f"{verb}es"))
+class ChangeVocabulary:
+    """The words of a registry's tools that do not only read (``RouteDoc.tokens``), sorted, for asking
+    whether any of them says a verb of change: a word that begins with the verb's root, so that its
+    inflections and the nouns made from it count ("assign": assigned, assignees; "archive": archived).
+    "Lock the conversation on issue 57" and "archive hexa-dev/prototype-2022" asked GitHub's server for
+    operations it has no tool for, and the tools that do another thing to the same issue or repository
+    took them (docs/routing.md). Asking is a binary search, not a scan of the vocabulary."""
 
+    def __init__(self, words: Iterable[str]) -> None:
+        self._words = sorted(set(words))
 
-def offers_none(asked: Sequence[str], offered: frozenset[str]) -> bool:
-    """Whether no writing tool says any of the asked verbs of change, in any form or by a word for the
-    same operation: ``offered`` is the lexical vocabulary (``RouteDoc.tokens``) of the tools that do
-    not only read. "Lock the conversation on issue 57" and "archive hexa-dev/prototype-2022" asked
-    GitHub's server for operations it has no tool for, and the tools that do another thing to the same
-    issue or repository took them (docs/routing.md)."""
-    if not asked:
-        return False
-    for verb in asked:
-        words = (verb, *SYNONYMS.get(verb, ()), *_SAME_OPERATION.get(verb, ()))
-        if any(verb_forms(word) & offered for word in words):
+    def says(self, verb: str) -> bool:
+        root = verb.replace("-", "").lower()
+        if len(root) > 4:
+            root = root.removesuffix("e")  # "close" → closed, closing; "wipe" keeps its e
+        at = bisect_left(self._words, root)
+        return at < len(self._words) and self._words[at].startswith(root)
+
+    def makes_none_of(self, asked: Sequence[str]) -> bool:
+        """Whether no tool says any of the asked verbs, or a word for the same operation."""
+        if not asked:
             return False
-    return True
+        for verb in asked:
+            words = (verb, *SYNONYMS.get(verb, ()), *_SAME_OPERATION.get(verb, ()))
+            if any(self.says(word) for word in words):
+                return False
+        return True

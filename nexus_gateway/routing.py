@@ -58,7 +58,7 @@ from .lexical import (
     without_place_nouns,
     without_values,
 )
-from .mood import READ, asked_changes, offers_none, request_mood, spelled_verbs, tool_mood
+from .mood import READ, ChangeVocabulary, asked_changes, request_mood, spelled_verbs, tool_mood
 from .platforms import PlatformIndex
 from .slb import SemanticLookasideBuffer
 
@@ -361,7 +361,7 @@ class Router:
         self.affords["path"] = np.where(directories, np.float32(0), self.affords["path"])
         self.platforms = PlatformIndex([d.server for d in ordered], [f"{d.name} {d.description}" for d in ordered])
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
-        self.offered = frozenset(token for d in ordered if d.mood != READ for token in d.tokens)
+        self.changes = ChangeVocabulary(token for d in ordered if d.mood != READ for token in d.tokens)
         self.successors = successor_rows(ordered)
         self.fields = [d.fields for d in ordered]
 
@@ -449,7 +449,7 @@ class Router:
         if wanted is not None:
             mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)
             fused = fused - np.float32(calibration.mood_weight) * mismatch
-            if offers_none(asked_changes(readable), self.offered):
+            if self.changes.makes_none_of(asked_changes(readable)):
                 # a change no tool here makes: every tool mismatches the request, and it abstains
                 fused = fused - np.float32(calibration.mood_weight)
         if len(self.successors):

@@ -24,7 +24,7 @@ from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
 from nexus_gateway.lexical import LexicalDocument, tokenize, without_negated_words, without_place_nouns, without_values
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
-from nexus_gateway.mood import READ, WRITE, asked_changes, request_mood, spelled_verbs, tool_mood
+from nexus_gateway.mood import READ, WRITE, ChangeVocabulary, asked_changes, request_mood, spelled_verbs, tool_mood
 from nexus_gateway.platforms import LOCAL_MACHINE, named_platforms, server_platforms
 from nexus_gateway.routing import (
     Calibration,
@@ -937,6 +937,10 @@ def test_a_change_no_tool_makes_abstains(embedder: Embedder) -> None:
     assert asked_changes("Lock the conversation on issue 57, it's getting heated.") == ["lock"]
     assert asked_changes("Post 'please merge and close' on issue 5") == ["post"]  # the quote asks nothing
     assert asked_changes("did anyone close #12?") == [] and asked_changes("watch the repo") == []
+    vocabulary = ChangeVocabulary(["assigne", "block", "closed", "comment", "add", "updat"])
+    assert vocabulary.says("assign") and vocabulary.says("close") and not vocabulary.says("lock")
+    assert vocabulary.makes_none_of(["lock"]) and not vocabulary.makes_none_of(["lock", "assign"])
+    assert not vocabulary.makes_none_of(["post"]) and not vocabulary.makes_none_of(["rename"])  # add; update
     schema = {"properties": {"owner": {"type": "string"}, "repo": {"type": "string"}, "issue_number": {}}}
     tools = [
         ("issue_write", "Create a new or update an existing issue: title, body, state (open or closed)."),
