@@ -248,23 +248,6 @@ def without_place_nouns(query: str) -> str:
     return PLACE_PHRASE.sub(lambda place: place.group(0)[: place.start(1) - place.start(0)], query)
 
 
-# A negated word says what the request does not want: "shut it down without merging" went to
-# ``merge_pull_request`` and "start a pending review, don't submit anything yet" to
-# ``submit_pending_pull_request_review``. The word after the negation (past adverbs and determiners) is
-# no term of the lexical signal or of name coverage.
-NEGATED_WORD = re.compile(
-    r"\b(?:(?:do|does|did|is|are|was|were|have|has|had|wo|should)n['’]?t|dont|"
-    r"(?:do|does|did)\s+not|never|without|not)\s+"
-    r"(?:(?:actually|really|even|yet|just|ever|the|a|an|any|my|our|this|that|these|those)\s+)*([a-z]+)",
-    re.I,
-)
-
-
-def without_negated_words(query: str) -> str:
-    """``query`` without the word each negation applies to (``NEGATED_WORD``); everything else stays."""
-    return NEGATED_WORD.sub(lambda negated: negated.group(0)[: negated.start(1) - negated.start(0)], query)
-
-
 @dataclass(frozen=True)
 class LexicalDocument:
     """The text fields of one tool, weighted: the name counts twice.

@@ -49,15 +49,7 @@ from .affordance import (
 )
 from .compound import NOTHING, ToolFields, lift_complete_tools
 from .embedder import CrossEncoder, Embedder
-from .lexical import (
-    BM25Index,
-    NameCoverage,
-    split_identifier,
-    tokenize,
-    without_negated_words,
-    without_place_nouns,
-    without_values,
-)
+from .lexical import BM25Index, NameCoverage, split_identifier, tokenize, without_place_nouns, without_values
 from .mood import READ, ChangeVocabulary, asked_changes, request_mood, spelled_verbs, tool_mood
 from .platforms import PlatformIndex
 from .slb import SemanticLookasideBuffer
@@ -319,9 +311,8 @@ def embedded_intent(intent: str) -> str:
     ``list_gists``), and in a short request they drown the operation, so that its best score fell below
     the abstention floor ("new repo 'scratchpad', public pls"). The lexical signal has left values out
     since session 30, and the slot detectors still read the whole intent. An intent that is nothing but
-    a value is embedded as it is. The word a negation applies to is left out as well ("what I haven't
-    staged yet"; ``lexical.NEGATED_WORD``). Measured in docs/routing.md."""
-    return " ".join(without_negated_words(without_values(intent)).split()) or intent
+    a value is embedded as it is. Measured in docs/routing.md."""
+    return " ".join(without_values(intent).split()) or intent
 
 
 class Router:
@@ -409,8 +400,7 @@ class Router:
         """Every row's lexical signal (0..1) and fused score for ``intent``, given its cosines; ``carried``
         slot kinds count as named by the intent (affordance, server share, filled requirements)."""
         calibration = self.calibration
-        # "on the develop branch" says where, not what; "without merging", what not
-        placed = without_place_nouns(without_negated_words(intent))
+        placed = without_place_nouns(intent)  # "on the develop branch" says where, not what
         terms = self.bm25.query_terms(placed)
         lexical = self.bm25.term_scores(terms)
         peak = float(lexical.max()) if lexical.size else 0.0

@@ -22,7 +22,7 @@ from nexus_gateway.affordance import (
 from nexus_gateway.compound import change_clauses, clause_operation, requested_fields
 from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
-from nexus_gateway.lexical import LexicalDocument, tokenize, without_negated_words, without_place_nouns, without_values
+from nexus_gateway.lexical import LexicalDocument, tokenize, without_place_nouns, without_values
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
 from nexus_gateway.mood import READ, WRITE, ChangeVocabulary, asked_changes, request_mood, spelled_verbs, tool_mood
 from nexus_gateway.platforms import LOCAL_MACHINE, named_platforms, server_platforms
@@ -966,14 +966,3 @@ def test_a_change_no_tool_makes_abstains(embedder: Embedder) -> None:
     for request in ("Close issue 57 in riverbank/payments.", "Post a reply on issue 57 in riverbank/payments."):
         plain, lowered = scores(request, 0.0), scores(request, 0.3)
         assert lowered["gh__issue_write"] == pytest.approx(plain["gh__issue_write"], abs=1e-5), request
-
-
-def test_a_negated_word_is_no_term(embedder: Embedder) -> None:
-    """ "what I haven't staged yet" asks for the unstaged changes; read word by word it named
-    ``git_diff_staged``'s operation. What a request says it cannot do stays ("we can't find one")."""
-    assert without_negated_words("Shut it down without merging.") == "Shut it down without ."
-    assert without_negated_words("don't actually launch the agent") == "don't actually  the agent"
-    assert without_negated_words("we can't find one we like") == "we can't find one we like"
-    router = local_router(embedder)
-    unstaged = router.route("show me the diff of what I haven't staged yet", allow_rerank=False)
-    assert unstaged.chosen == "git__git_diff_unstaged"
