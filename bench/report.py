@@ -279,6 +279,15 @@ odd half the previous refit had fixed at all tools went back ("Mark notification
 "commits authored by sofia-g anywhere in the riverbank org"): 80.7% at N = 250, 74.7% at all tools (all
 166: 82.5% and 79.5%), the 117 GitHub tools and BFCL as above; the dialogues' follow-ups 88.9% at N = 10,
 72.2% at N = 250, 61.1% at all tools.
+
+Session 52: a request for a change no tool of the registry makes abstains (`mood.ChangeVocabulary`: when
+no tool that writes says any of the request's verbs of change, in a word that begins with the verb's root
+or in a word for the same operation, every tool counts as a mood mismatch). Against the 117 GitHub tools
+"Lock the conversation on issue 57 …" and "Archive hexa-dev/prototype-2022 so it becomes read-only" now
+abstain: abstention recall 75% → **85%** at precision 88.2% → 89.5%, answerable requests abstaining 2.4%
+as before. Nothing else moved on any set, at N = 10, 50, 250 or all tools. The refit on this machine moved τ
+by 0.002 and the floor by 0.0001 (the same before the change: the machine's, not the rule's); weights and
+decisions as before.
 """
 
 

@@ -5,12 +5,13 @@
 
 The first form runs ``nexus-gateway eval routing --cases`` four times, with the weights of the calibrations
 stored in ``bench/results`` (or as they were at git revision REV, so that a change is measured before its
-refit moves them): the GitHub dev requests (all 166) over the GitHub tools and the pool at N = 10, 50, 250
-and all tools (a small registry lacks the words a large one has: session 52's first cut of a rule moved
-nothing at 250 and broke a request at 10); the same requests and the irrelevant ones against the 117 GitHub tools; BFCL's (all 956) over its
-2,555 functions; and the local set, uncalibrated as `bench/run_routing_eval.sh` routes it. It writes
-``OUT-github.jsonl``, ``OUT-irrelevant.jsonl``, ``OUT-bfcl.jsonl`` and ``OUT-local.jsonl``. The second form
-prints each decision that differs between two such runs, fixed, broken or moved (wrong to another wrong).
+refit moves them): the GitHub dev requests (all 166) over the GitHub tools and the pool at N = 10, 50, 250 and
+all tools (a small registry lacks the words a large one has: session 52's first cut of a rule moved nothing at
+250 and broke a request at 10); the same requests and the irrelevant ones against the 117 GitHub tools; BFCL's
+(all 956) over its 2,555 functions; and the local set, uncalibrated as `bench/run_routing_eval.sh` routes it.
+It writes ``OUT-github.jsonl``, ``OUT-irrelevant.jsonl``, ``OUT-bfcl.jsonl`` and ``OUT-local.jsonl``. The
+second form prints each decision that differs between two such runs, fixed, broken or moved (wrong to another
+wrong).
 Run the first form on both sides of a change (``git stash``, or a worktree), then the second.
 """
 
