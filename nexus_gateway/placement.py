@@ -692,6 +692,35 @@ def stated_pairs(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     return {**arguments, homes[0]: pairs} if len(homes) == 1 else arguments
 
 
+# A request written as a list of labelled values, one a line: "- base: release/3.2".
+_DESCRIPTION_WORD = re.compile(r"[a-z]+")
+_LABELLED_LINE = re.compile(r"^[ \t]*[-*•][ \t]*([A-Za-z][\w \t]{0,30}?)[ \t]*:[ \t]*(\S[^\n]*?)[ \t]*$", re.MULTILINE)
+
+
+def labelled_lines(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """Each line of a listed request that labels its value gives it to the key the label names: the key
+    itself ("- base: release/3.2"), or else the one key whose description says the label ("- description:
+    Rounds line items …" is ``body``, "PR description"; the 0.5B model left it out). Only a string key
+    the model left out; a label no key or several keys answer to places nothing."""
+    lines = _LABELLED_LINE.findall(intent)
+    if not lines:
+        return arguments
+    keys = dict(properties(schema))
+    placed = dict(arguments)
+    for label, value in lines:
+        name = "_".join(label.lower().split())
+        homes = [key for key in keys if key.lower() == name]
+        if not homes:
+            homes = [
+                key
+                for key, raw in keys.items()
+                if name in _DESCRIPTION_WORD.findall(str(raw.get("description", "")).lower())
+            ]
+        if len(homes) == 1 and homes[0] not in placed and keys[homes[0]].get("type") == "string":
+            placed[homes[0]] = value
+    return placed
+
+
 def place_stated(
     arguments: dict[str, Any], schema: dict[str, Any], intent: str, tool: str, earlier: SessionWindow | None
 ) -> dict[str, Any]:
@@ -710,6 +739,7 @@ def place_stated(
     arguments = stated_homes(arguments, schema, intent)
     arguments = listed_items(arguments, schema, intent, tool, earlier.sources() if earlier else "")
     arguments = stated_pairs(arguments, schema, intent)
+    arguments = labelled_lines(arguments, schema, intent)
     arguments = scope_qualifiers(arguments, schema, intent)
     if earlier is None:
         return arguments

@@ -58,6 +58,7 @@ from nexus_gateway.placement import (
     bare_quotes,
     carried_identifiers,
     cued_numbers,
+    labelled_lines,
     listed_items,
     my_repository,
     number_not_id,
@@ -912,6 +913,24 @@ def test_name_value_pairs_go_to_the_object_the_request_names() -> None:
     got = stated_pairs({"method": "run_workflow"}, trigger, said)
     assert got == {"method": "run_workflow", "inputs": {"environment": "staging"}}
     assert stated_pairs({}, trigger, "rerun it with debug=true") == {}  # no key named
+
+
+def test_a_listed_request_gives_each_labelled_value_to_the_key_its_label_names() -> None:
+    """ "- description: …" in a listed pull request is ``body``, the one key whose description says
+    "description"; the 0.5B model left it out. A key the model filled keeps its value, and a label no
+    key answers to, or a line of a plain list, places nothing."""
+    schema = {
+        "properties": {
+            "title": {"type": "string", "description": "PR title"},
+            "body": {"type": "string", "description": "PR description"},
+            "base": {"type": "string", "description": "Branch to merge into"},
+            "draft": {"type": "boolean", "description": "Create as draft PR"},
+        }
+    }
+    said = "Open a PR.\n- base: release/3.2\n- title: Fix rounding\n- description: Rounds items. Fixes #230.\n"
+    got = labelled_lines({"title": "Fix rounding in totals"}, schema, said + "- reviewer: ivan-p\n- draft: yes")
+    assert got == {"title": "Fix rounding in totals", "base": "release/3.2", "body": "Rounds items. Fixes #230."}
+    assert labelled_lines({}, schema, "replace the contents with\n- renew domain\n- file taxes") == {}
 
 
 def test_placement_never_breaks_a_valid_call_of_any_registry_schema() -> None:
