@@ -129,11 +129,12 @@ async def _call_intent(
     if not result.candidates:
         return IntentOutcome(report={"status": "no_tools", "message": no_tools_message(gateway), "trace": trace})
     if result.abstained or result.chosen is None:
+        unmade = f"No tool here can {' or '.join(result.unmade)}. " if result.unmade else ""
         return IntentOutcome(
             report={
                 "status": "no_confident_match",
-                "message": "No tool fits this request confidently. The closest are below; use call_tool "
-                "with one of them if it is right.",
+                "message": f"{unmade}No tool fits this request confidently. The closest are below; use "
+                "call_tool with one of them if it is right.",
                 "candidates": candidate_list(gateway, result.candidates[:5]),
                 "trace": trace,
             }

@@ -132,6 +132,7 @@ class RouteResult:
     escalated: bool
     abstained: bool
     timings_ms: dict[str, float] = field(default_factory=dict)
+    unmade: tuple[str, ...] = ()  # the request's verbs of change that no tool here makes (``Router.unmade``)
 
     def unsure(self, tau: float) -> bool:
         """No tool, or one only a hair (``tau``, the gate's margin) ahead of the next."""
@@ -154,7 +155,7 @@ class RouteResult:
             "escalated": self.escalated,
             "abstained": self.abstained,
             "ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
-        }
+        } | ({"no_tool_makes": list(self.unmade)} if self.unmade else {})
 
 
 @dataclass(frozen=True)
@@ -439,7 +440,7 @@ class Router:
         if wanted is not None:
             mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)
             fused = fused - np.float32(calibration.mood_weight) * mismatch
-            if self.changes.makes_none_of(asked_changes(readable)):
+            if self.unmade(readable):
                 # a change no tool here makes: every tool mismatches the request, and it abstains
                 fused = fused - np.float32(calibration.mood_weight)
         if len(self.successors):
@@ -450,6 +451,12 @@ class Router:
         # a margin of at least τ: the cross-encoder would re-rank by the words, which the lift overrules
         fused = lift_complete_tools(readable, fused, self.fields, RETRIEVE_K, calibration.tau + COMPLETE_STEP)
         return lexical, fused
+
+    def unmade(self, readable: str) -> tuple[str, ...]:
+        """The verbs of change ``readable`` (a request, its verbs spelt right) asks with when no tool here
+        makes any of them, else none (``mood.ChangeVocabulary``)."""
+        asked = asked_changes(readable)
+        return tuple(dict.fromkeys(asked)) if self.changes.makes_none_of(asked) else ()
 
     def route_vector(
         self,
@@ -486,6 +493,7 @@ class Router:
             timings["rerank"] = (time.perf_counter() - started) * 1000
             escalated = True
         abstained = float(fused[top[0]]) < calibration.floor
+        unmade = self.unmade(spelled_verbs(intent, self.embedder.whole_words)) if abstained else ()
         return RouteResult(
             None if abstained else candidates[0].id,
             candidates[:limit] if limit else candidates,
@@ -493,6 +501,7 @@ class Router:
             escalated,
             abstained,
             timings,
+            unmade,
         )
 
     def _rerank(self, intent: str, candidates: list[Candidate]) -> list[Candidate]:

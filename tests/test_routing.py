@@ -463,6 +463,15 @@ async def test_a_parameter_the_defaults_fill_takes_no_slot_of_the_request(gatewa
 
 
 @pytest.mark.anyio
+async def test_a_request_for_a_change_no_server_makes_says_so(gateway: ClientSession) -> None:
+    """No tool of the test servers locks anything: the request abstains and the answer names the verb,
+    so the host can tell the user what is missing instead of guessing among the closest tools."""
+    answer = result_json(await gateway.call_tool("call", {"intent": "Lock the conversation on issue 57"}))
+    assert answer["status"] == "no_confident_match", answer
+    assert answer["message"].startswith("No tool here can lock.") and answer["trace"]["no_tool_makes"] == ["lock"]
+
+
+@pytest.mark.anyio
 async def test_call_intent_routes_and_asks_for_arguments(gateway: ClientSession) -> None:
     result = await gateway.call_tool("call", {"intent": "convert 9:30 from New York time to Berlin time"})
     answer = result_json(result)
@@ -961,6 +970,9 @@ def test_a_change_no_tool_makes_abstains(embedder: Embedder) -> None:
 
     lock = "Lock the conversation on issue 57 in riverbank/payments."
     plain, lowered = scores(lock, 0.0), scores(lock, 0.3)
+    floor = max(plain.values()) - 0.1  # one the request clears without the rule
+    result = Router(embedder, docs, vectors, Calibration(floor=floor, mood_weight=0.3)).route(lock, allow_rerank=False)
+    assert result.abstained and result.unmade == ("lock",) and result.trace()["no_tool_makes"] == ["lock"]
     assert lowered["gh__issue_write"] == pytest.approx(plain["gh__issue_write"] - 0.3, abs=1e-5)
     assert lowered["gh__issue_read"] == pytest.approx(plain["gh__issue_read"] - 0.6, abs=1e-5)  # reads, too
     for request in ("Close issue 57 in riverbank/payments.", "Post a reply on issue 57 in riverbank/payments."):
