@@ -112,9 +112,15 @@ def spelled_verbs(text: str, known_words: frozenset[str]) -> str:
     return _WORD.sub(spelled, text)
 
 
+def _this_call(text: str) -> str:
+    """``text`` without what asks for no change now: a change it reports ("did anyone close #12?") or
+    one the user will make later ("so I can resolve them")."""
+    return _PAST_CHANGE.sub(" ", _PURPOSE_CLAUSE.sub(" ", text))
+
+
 def request_mood(text: str) -> float | None:
     """``READ``, ``WRITE`` or ``None`` (unsure) for a natural-language request."""
-    text = _PAST_CHANGE.sub(" ", _PURPOSE_CLAUSE.sub(" ", text))
+    text = _this_call(text)
     rest = _ADD_NUMBERS.sub(" ", text)
     if any(p.search(rest) for p in (_OPEN_SOMETHING_NEW, _ADD_SOMETHING, _WRITE_VERB, _CLAUSE_WRITE_VERB)):
         return WRITE
@@ -176,7 +182,7 @@ def asked_changes(text: str) -> list[str]:
     """The verbs of change a request asks with, its values left out ("post 'fix it, then close'" asks
     to post only); none unless one of them only ever means a change (``_WRITE_VERB``), since a word
     such as "watch" or "set" is a verb only at the head of a clause and a noun elsewhere."""
-    text = VALUE_SPAN.sub(" ", _PAST_CHANGE.sub(" ", _PURPOSE_CLAUSE.sub(" ", text)))
+    text = VALUE_SPAN.sub(" ", _this_call(text))
     strong = [match.group(1).lower() for match in _WRITE_VERB.finditer(text)]
     if not strong:
         return []
