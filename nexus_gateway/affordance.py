@@ -43,13 +43,28 @@ def query_slots(text: str) -> frozenset[str]:
     rest = URL_PATTERN.sub(" ", text)
     if REPO_PATTERN.search(rest):
         found.add("repo")
-    if _NUMBER.search(rest):
+    if any(_numbers_an_object(rest, number) for number in _NUMBER.finditer(rest)):
         found.add("number")
     if FILE_PATTERN.search(rest):
         found.add("path")
     if _CLOCK_TIME.search(rest):
         found.add("time")
     return frozenset(found)
+
+
+_QUOTED = re.compile(r"""(?<!\w)'[^']+'(?!\w)|"[^"]+"|`[^`]+`|“[^”]+”""")
+
+
+def _numbers_an_object(text: str, number: re.Match[str]) -> bool:
+    """Whether a number in ``text`` can be an issue's, a pull request's or a run's: not one inside quoted
+    text ("Tracking this for 2.5.") nor one inside a name with a slash ("the release/2.4 branch"), unless
+    it follows a hash ("octo-org/app#204")."""
+    if any(q.start() <= number.start() < q.end() for q in _QUOTED.finditer(text)):
+        return False
+    start = number.start()
+    word_start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start)) + 1
+    word_end = min((i for i in (text.find(" ", start), text.find("\n", start)) if i >= 0), default=len(text))
+    return number.group(0).startswith("#") or "/" not in text[word_start:word_end]
 
 
 def filled_slots(text: str, mentioned: frozenset[str] | None = None) -> frozenset[str]:

@@ -617,7 +617,11 @@ async def test_search_tools_uses_the_router(gateway: ClientSession) -> None:
 def test_slot_affordances() -> None:
     assert query_slots("Open discussion #4521 in octo-org/app") == {"repo", "number"}
     assert query_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url"}
-    assert query_slots("open src/config/database.ts on release/2.4") >= {"path"}
+    assert query_slots("open src/config/database.ts on release/2.4") == {"path", "repo"}
+    # a number inside quoted text or a name with a slash is no issue's, a hash still marks one
+    assert "number" not in query_slots("Post 'Tracking this for 2.5.' on the issue")
+    assert query_slots("octo-org/app#204 has two approvals") == {"repo", "number"}
+    assert query_slots("add 2 and 3") == {"number"}
     assert query_slots("what time is it in Tokyo") == frozenset()
     # decimals, versions, release branches and "i.e." are no file paths ("v2.1.0" took the path slot to git_tag)
     for text in (
