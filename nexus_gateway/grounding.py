@@ -57,10 +57,13 @@ _URL_DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[a-z0-9]+")
 _LETTERS = re.compile(r"[a-z]+")
 PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?%")
+# A code in capitals the model wrote for words the request spelt out ("Canadian dollars" → CAD).
+_ACRONYM = re.compile(r"[A-Z]{2,5}")
 _MONTH_NAMES: tuple[str, ...] = ("january", "february", "march", "april", "may", "june", "july", "august", "september")
 _MONTH_NAMES += ("october", "november", "december")
 MONTHS = {name[:3]: n for n, name in enumerate(_MONTH_NAMES, 1)}
 MONTH_WORDS = frozenset((*_MONTH_NAMES, *MONTHS, "sept"))
+_SLASHED_DATE = re.compile(r"^(?:(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})|(\d{4})/(\d{1,2})/(\d{1,2}))$")
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?Z?)?$")
 # A time of day as requests say it ("9:30", "9am", "3 p.m.", "17:05") and as schemas want it ("09:30").
 _SAID_TIME = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])", re.I)
@@ -129,6 +132,7 @@ class _Sources:
         for url in URL_PATTERN.findall(text):
             self.numbers.update(_URL_DIGITS.findall(url))
         self.quoted = [_normal(span) for span in quoted_spans(text)]
+        self.plain_words = _LETTERS.findall(text.lower())
         # an enum value said as the decoder reads it ("by creation date" → ``created``), outside quoted
         # text ("Closes #130" in a quoted PR body asks for no ``state: closed``), outside negations and
         # not by "open" creating something ("Open an issue …" asks for no ``state: open``)
@@ -140,6 +144,29 @@ class _Sources:
         """The value is text the request quotes (or holds a quoted span whole)."""
         value = _normal(value)
         return any(value in span or span in value for span in self.quoted)
+
+    def abbreviates(self, acronym: str) -> bool:
+        """Consecutive words of the sources, none a function word, begin with the acronym's letters, each
+        word at least one and all of them used: "Canadian dollars" → CAD, "US dollars" → USD, "New York
+        City" → NYC."""
+        wanted = acronym.lower()
+
+        def spelled(at: int, rest: str) -> bool:
+            if not rest:
+                return True
+            if at >= len(self.plain_words):
+                return False
+            word = self.plain_words[at]
+            return word not in STOPWORDS and any(
+                word.startswith(rest[:n]) and spelled(at + 1, rest[n:]) for n in range(1, len(rest) + 1)
+            )
+
+        return any(
+            spelled(start + 1, wanted[n:])
+            for start, word in enumerate(self.plain_words)
+            for n in range(1, len(wanted))  # two words at least: one word's prefix is a substring, checked before
+            if word not in STOPWORDS and word.startswith(wanted[:n])
+        )
 
     def states_run(self, tokens: list[str]) -> bool:
         """The words occur together, in this order (``docs-refresh`` from "docs refresh"), with the same
@@ -204,13 +231,16 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
         if _normal(value) in sources.text:
             return True
         if _stated_date(value, sources):
-            return True
+            # a day and month in slashes are no value for a key that asks for an ISO date
+            return not (_SLASHED_DATE.match(value) and _wants_an_iso_date(prop))
         if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
             # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
             return value[:4] in sources.numbers
         if _normalised_time(value, sources) or (_holds_zone(name, prop) and _normalised_zone(value, sources)):
             return True
         if value == "HEAD" and _LAST_COMMIT.search(sources.text):
+            return True
+        if _ACRONYM.fullmatch(value) and sources.abbreviates(value):
             return True
         if FREE_TEXT.search(name.lower()):
             words = _words(value)
@@ -245,15 +275,40 @@ def _placeholder(value: Any, sources: _Sources) -> bool:
     return not (stripped[0] in "<{[" and _normal(stripped) in sources.text)
 
 
+def _stated_slashed_date(value: str, sources: _Sources) -> bool:
+    """A date written with slashes, dots or dashes around its year ("10/12/2022", "12-10-2022",
+    "2022/12/10") for one the request says ("10th December 2022"): its year is stated, and its two other
+    numbers are the stated day and month in one order or the other (which order a schema wants its
+    description says, when it does; the value is the request's either way)."""
+    match = _SLASHED_DATE.match(value)
+    if match is None:
+        return False
+    first, second, year = (int(g) for g in (match.group(1, 2, 3) if match.group(3) else match.group(5, 6, 4)))
+    digits = sources.digit_runs
+
+    def month_said(month: int) -> bool:
+        return month in sources.months or month in digits
+
+    return year in digits and (
+        (first in digits and month_said(second) and second <= 12)
+        or (second in digits and month_said(first) and first <= 12)
+    )
+
+
+def _wants_an_iso_date(prop: dict[str, Any]) -> bool:
+    description = str(prop.get("description", "")).lower()
+    return prop.get("format") in ("date", "date-time") or "iso" in description or "yyyy-mm-dd" in description
+
+
 def _stated_date(value: str, sources: _Sources) -> bool:
     """An ISO date the model wrote for a date the request says another way ("May 12th, 2022",
     "12/05/2022"): its year, its month (by name or number) and its day are all stated, and so is its
     time of day unless it is midnight."""
     match = _ISO_DATE.match(value)
-    if match is None:
-        return False
-    year, month, day = (int(g) for g in match.groups()[:3])
     digits = sources.digit_runs
+    if match is None:
+        return _stated_slashed_date(value, sources)
+    year, month, day = (int(g) for g in match.groups()[:3])
     date_said = year in digits and day in digits and (month in sources.months or month in digits)
     hour, minute = (int(g) if g else 0 for g in match.groups()[3:])
     return date_said and ((hour, minute) == (0, 0) or (hour, minute) in sources.times)

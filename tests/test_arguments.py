@@ -351,6 +351,27 @@ def test_number_words_percentages_and_dates_the_model_normalised_count_as_stated
     assert kept == {} and dropped == ["start"]
 
 
+def test_a_slashed_date_and_a_code_for_spelt_out_words_count_as_stated() -> None:
+    """BFCL's "starting from 10th December 2022" became 10/12/2022 and "Canadian dollars" CAD, and both
+    were dropped as made up, leaving required keys to ask for."""
+    booking = {
+        "properties": {
+            "start_date": {"type": "string", "description": "The start date for the booking."},
+            "check_in": {"type": "string", "description": "The check-in date in the format yyyy-mm-dd."},
+            "to_currency": {"type": "string"},
+        }
+    }
+    said = "Book from 10th December 2022 and convert 150 Euros to Canadian dollars"
+    for date in ("10/12/2022", "12/10/2022", "2022/12/10"):
+        assert ground({"start_date": date}, booking, said) == ({"start_date": date}, [])
+    kept, dropped = ground({"start_date": "11/12/2022", "check_in": "10/12/2022"}, booking, said)
+    assert kept == {} and dropped == ["start_date", "check_in"]  # a day never said; not the format asked for
+    assert ground({"to_currency": "CAD"}, booking, said) == ({"to_currency": "CAD"}, [])
+    # the letters must begin consecutive words that are no function words ("Euros to Canadian" is no ETC)
+    assert ground({"to_currency": "ETC"}, booking, said) == ({}, ["to_currency"])
+    assert ground({"to_currency": "CDN"}, booking, said) == ({}, ["to_currency"])
+
+
 def test_a_percentage_written_as_said_becomes_a_rate_where_the_key_holds_one() -> None:
     rates = {
         "properties": {
