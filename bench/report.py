@@ -554,9 +554,13 @@ rounds each), 4k tools 28 on one against 65–69 on two, 10k 70 against 93–97,
 ~4k, which set the 1.5 MB a thread; the loss here, 30 µs at 10k tools, is half a percent of a route,
 so the threshold stays where it is.
 Session 52's machine is also called AMD EPYC but has no AVX-512, so the `avx2` kernel runs: 250 tools in
-7.1 µs, 1k in 23.7 µs (24 ns a row: the multiplies, not memory, at these sizes), 100k in 1.52 ms on two
-threads (2.63 on one). The scan code is session 50's; the 250-tool target, met there at 1.8 µs, is not
-met on this machine. Its LLM and embedder ran about 1.6× slower than session 50's as well.
+7.1 µs, 1k in 23.7 µs, 100k in 1.52 ms on two threads (2.63 on one). The scan code is session 50's; the
+250-tool target, met there at 1.8 µs, is not met in this table. Its LLM and embedder ran about 1.6×
+slower than session 50's as well. This machine runs at two speeds: session 53 ran the same command twice,
+minutes apart on an idle machine, and got 250 tools in 3.51 µs, then in 7.46 µs (route p50 at N = 250
+12.3, then 15.5 ms); within the first run the same 1k-tool scan took 23.8 µs in one column and 12.2 µs
+in the next, and one process timing one matrix in rounds flipped between 3.5 and 7.2 µs. So the
+250-tool target is met in its fast state and missed in its slow one; the table keeps session 52's run.
 """
 
 
