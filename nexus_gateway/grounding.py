@@ -217,6 +217,11 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
             return False  # "undo my last commit" is no commit message: the model found none and pasted the request
         if required and described_fallback(value, prop):
             return True
+        if isinstance(prop.get("enum"), list) and value.lower() == "true":
+            # a flag spelt as a string ("True", "False", "dontcare"): set, as a boolean is, by its key's
+            # words ("free to enter" → ``free_entry: "True"``), never by the word "true". Not "False":
+            # the 0.5B model wrote it for "any free performance venue", whose words are the key's too
+            return required or bool((_words(name) - STOPWORDS) & sources.words)
         if isinstance(prop.get("enum"), list):  # "in" does not name ``in_progress``
             said = (
                 bool((_words(value) - STOPWORDS) & sources.value_words)

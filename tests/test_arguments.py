@@ -372,6 +372,19 @@ def test_a_slashed_date_and_a_code_for_spelt_out_words_count_as_stated() -> None
     assert ground({"to_currency": "CDN"}, booking, said) == ({}, ["to_currency"])
 
 
+def test_a_flag_spelt_as_a_string_is_set_by_its_keys_words() -> None:
+    """BFCL's service schemas spell flags as strings: ``free_entry`` in "True", "False", "dontcare"."""
+    flags = {"type": "string", "enum": ["True", "False", "dontcare"]}
+    schema = {"properties": {"free_entry": flags, "good_for_kids": flags}}
+    said = "parks in New York that have free entry and are suitable for children"
+    assert ground({"free_entry": "True", "good_for_kids": "True"}, schema, said) == (
+        {"free_entry": "True"},
+        ["good_for_kids"],  # "good" and "kids" unsaid ("for" is no word of the key's)
+    )
+    # "False" is not taken on the key's words: "any free performance venue" got it from the 0.5B model
+    assert ground({"free_entry": "False"}, schema, "any free performance venue in London") == ({}, ["free_entry"])
+
+
 def test_a_percentage_written_as_said_becomes_a_rate_where_the_key_holds_one() -> None:
     rates = {
         "properties": {
