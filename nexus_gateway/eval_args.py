@@ -44,7 +44,7 @@ from .evaluation import (
 )
 from .exceptions import ConfigError
 from .generation_service import resolve_model
-from .grounding import PLACEHOLDER, spelled_numbers, time_stated, zone_stated
+from .grounding import PLACEHOLDER, code_stated, slashed_date, spelled_numbers, time_stated, zone_stated
 from .mentions import FREE_TEXT, number_cues
 from .signature import with_described_options
 from .validation import validator_for
@@ -110,14 +110,22 @@ def labels(query: dict[str, Any], tool: str) -> dict[str, Any]:
 
 
 def _normalised(value: str, sources: str) -> bool:
-    """A date, or a clock time or time zone the sources state in another form."""
-    return bool(_DATE.match(value)) or zone_stated(value, sources) or time_stated(value, sources)
+    """A date, or a clock time, a time zone or a code ("Canadian dollars" → CAD) the sources state in
+    another form."""
+    return (
+        bool(_DATE.match(value))
+        or slashed_date(value)
+        or zone_stated(value, sources)
+        or time_stated(value, sources)
+        or code_stated(value, sources)
+    )
 
 
 def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> int:
     """Values sent that the request does not contain: placeholders, example values, invented ids.
     Closed-set values (enums, or values the description lists), the schema's own default, dates, clock
-    times and time zones (normalised by the model: "3pm" → ``15:00``, "in Tokyo" → ``Asia/Tokyo``) are
+    times, time zones and codes (normalised by the model: "3pm" → ``15:00``, "in Tokyo" → ``Asia/Tokyo``,
+    "Canadian dollars" → ``CAD``) are
     not counted; a number the request states in words ("the second page", "two nights") or as a
     percentage ("8%" → 0.08) is contained."""
     text = " ".join(sources.lower().split())

@@ -604,6 +604,17 @@ def _holds_zone(key: str, prop: dict[str, Any]) -> bool:
     return bool(_ZONE_KEY.search(f"{key} {prop.get('description', '')}"))
 
 
+def code_stated(value: str, text: str) -> bool:
+    """Whether ``value`` is a code in capitals for words ``text`` spells out ("Canadian dollars" → CAD;
+    ``_Sources.abbreviates``)."""
+    return bool(_ACRONYM.fullmatch(value)) and _Sources(text).abbreviates(value)
+
+
+def slashed_date(value: str) -> bool:
+    """Whether ``value`` is a date in slashes, dots or dashes around its year ("10/12/2022")."""
+    return bool(_SLASHED_DATE.match(value))
+
+
 def zone_stated(value: str, text: str) -> bool:
     """Whether ``value`` is an IANA zone whose place ``text`` says (for the eval's leak count)."""
     return _normalised_zone(value, _Sources(text))

@@ -367,6 +367,9 @@ def test_a_slashed_date_and_a_code_for_spelt_out_words_count_as_stated() -> None
     kept, dropped = ground({"start_date": "11/12/2022", "check_in": "10/12/2022"}, booking, said)
     assert kept == {} and dropped == ["start_date", "check_in"]  # a day never said; not the format asked for
     assert ground({"to_currency": "CAD"}, booking, said) == ({"to_currency": "CAD"}, [])
+    # the eval's leak count agrees: the request's values in another form, as a time zone is
+    assert leaks({"to_currency": "CAD", "start_date": "10/12/2022"}, booking, said) == 0
+    assert leaks({"to_currency": "CDN"}, booking, said) == 1
     # the letters must begin consecutive words that are no function words ("Euros to Canadian" is no ETC)
     assert ground({"to_currency": "ETC"}, booking, said) == ({}, ["to_currency"])
     assert ground({"to_currency": "CDN"}, booking, said) == ({}, ["to_currency"])
