@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .lexical import FILE_PATTERN, split_identifier
+from .lexical import FILE_PATTERN, QUOTED_TEXT, split_identifier
 
 SLOT_KINDS = ("repo", "number", "url", "path", "time")
 
@@ -52,7 +52,7 @@ def query_slots(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-_QUOTED = re.compile(r"""(?<!\w)'[^']+'(?!\w)|"[^"]+"|`[^`]+`|“[^”]+”""")
+_QUOTED = re.compile(QUOTED_TEXT)
 
 
 def _numbers_an_object(text: str, number: re.Match[str]) -> bool:

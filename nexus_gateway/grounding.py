@@ -64,6 +64,7 @@ _MONTH_NAMES += ("october", "november", "december")
 MONTHS = {name[:3]: n for n, name in enumerate(_MONTH_NAMES, 1)}
 MONTH_WORDS = frozenset((*_MONTH_NAMES, *MONTHS, "sept"))
 _SLASHED_DATE = re.compile(r"^(?:(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})|(\d{4})/(\d{1,2})/(\d{1,2}))$")
+_ISO_FORMAT_SAID = re.compile(r"\bISO\b|ISO ?8601|yyyy-mm-dd", re.I)
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?Z?)?$")
 # A time of day as requests say it ("9:30", "9am", "3 p.m.", "17:05") and as schemas want it ("09:30").
 _SAID_TIME = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])", re.I)
@@ -237,7 +238,7 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
             return True
         if _stated_date(value, sources):
             # a day and month in slashes are no value for a key that asks for an ISO date
-            return not (_SLASHED_DATE.match(value) and _wants_an_iso_date(prop))
+            return not (slashed_date(value) and _wants_an_iso_date(prop))
         if prop.get("format") in ("date", "date-time") or "iso 8601" in str(prop.get("description", "")).lower():
             # a date the model normalised ("March 1st, 2025" → 2025-03-01): its year must be stated
             return value[:4] in sources.numbers
@@ -301,18 +302,18 @@ def _stated_slashed_date(value: str, sources: _Sources) -> bool:
 
 
 def _wants_an_iso_date(prop: dict[str, Any]) -> bool:
-    description = str(prop.get("description", "")).lower()
-    return prop.get("format") in ("date", "date-time") or "iso" in description or "yyyy-mm-dd" in description
+    description = str(prop.get("description", ""))
+    return prop.get("format") in ("date", "date-time") or bool(_ISO_FORMAT_SAID.search(description))
 
 
 def _stated_date(value: str, sources: _Sources) -> bool:
     """An ISO date the model wrote for a date the request says another way ("May 12th, 2022",
     "12/05/2022"): its year, its month (by name or number) and its day are all stated, and so is its
-    time of day unless it is midnight."""
+    time of day unless it is midnight. A date in slashes: ``_stated_slashed_date``."""
     match = _ISO_DATE.match(value)
-    digits = sources.digit_runs
     if match is None:
         return _stated_slashed_date(value, sources)
+    digits = sources.digit_runs
     year, month, day = (int(g) for g in match.groups()[:3])
     date_said = year in digits and day in digits and (month in sources.months or month in digits)
     hour, minute = (int(g) if g else 0 for g in match.groups()[3:])

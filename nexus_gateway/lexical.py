@@ -206,8 +206,9 @@ FILE_PATTERN = re.compile(FILE_NAME)
 # ("print log.txt" is not about ``git_log``). Wider than a file name on purpose: "D.C." and "a.m."
 # blanked here leave no one-letter terms behind (session 37 measured the narrower rule: 15 BFCL requests
 # gained "d", "c", "example", "com" as terms).
+QUOTED_TEXT = r"""(?<!\w)'[^']+'(?!\w)|"[^"]+"|`[^`]+`|“[^”]+”"""
 VALUE_SPAN = re.compile(
-    r"""(?<!\w)'[^']+'(?!\w)|"[^"]+"|`[^`]+`|“[^”]+”|\S*[/\\]\S*|\S*\w\.[A-Za-z]\w{0,4}\b|\S*\*\S*"""
+    QUOTED_TEXT + r"""|\S*[/\\]\S*|\S*\w\.[A-Za-z]\w{0,4}\b|\S*\*\S*"""
     rf"|\b(?:{CONVENTIONAL_FILES})\b"
 )
 
