@@ -43,7 +43,7 @@ def query_slots(text: str) -> frozenset[str]:
     rest = URL_PATTERN.sub(" ", text)
     if REPO_PATTERN.search(rest):
         found.add("repo")
-    if any(_numbers_an_object(rest, number) for number in _NUMBER.finditer(rest)):
+    if _numbers_an_object(rest):
         found.add("number")
     if FILE_PATTERN.search(rest):
         found.add("path")
@@ -53,18 +53,23 @@ def query_slots(text: str) -> frozenset[str]:
 
 
 _QUOTED = re.compile(QUOTED_TEXT)
+_SLASHED_WORD = re.compile(r"[^ \n]*/[^ \n]*")
 
 
-def _numbers_an_object(text: str, number: re.Match[str]) -> bool:
-    """Whether a number in ``text`` can be an issue's, a pull request's or a run's: not one inside quoted
-    text ("Tracking this for 2.5.") nor one inside a name with a slash ("the release/2.4 branch"), unless
-    it follows a hash ("octo-org/app#204")."""
-    if any(q.start() <= number.start() < q.end() for q in _QUOTED.finditer(text)):
-        return False
-    start = number.start()
-    word_start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start)) + 1
-    word_end = min((i for i in (text.find(" ", start), text.find("\n", start)) if i >= 0), default=len(text))
-    return number.group(0).startswith("#") or "/" not in text[word_start:word_end]
+def _numbers_an_object(text: str) -> bool:
+    """Whether ``text`` has a number that can be an issue's, a pull request's or a run's: not one inside
+    quoted text ("Tracking this for 2.5.") nor one inside a name with a slash ("the release/2.4 branch"),
+    unless it follows a hash ("octo-org/app#204")."""
+    quoted = [q.span() for q in _QUOTED.finditer(text)]
+    slashed = [w.span() for w in _SLASHED_WORD.finditer(text)]
+
+    def inside(spans: list[tuple[int, int]], at: int) -> bool:
+        return any(start <= at < end for start, end in spans)
+
+    return any(
+        not inside(quoted, number.start()) and (number.group(0).startswith("#") or not inside(slashed, number.start()))
+        for number in _NUMBER.finditer(text)
+    )
 
 
 def filled_slots(text: str, mentioned: frozenset[str] | None = None) -> frozenset[str]:

@@ -111,6 +111,29 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def abbreviates(acronym: str, words: list[str]) -> bool:
+    """Consecutive ``words``, none a function word, begin with the acronym's letters, each word at least
+    one and all of them used: "Canadian dollars" → CAD, "US dollars" → USD, "New York City" → NYC."""
+    wanted = acronym.lower()
+
+    def spelled(at: int, rest: str) -> bool:
+        if not rest:
+            return True
+        if at >= len(words):
+            return False
+        word = words[at]
+        return word not in STOPWORDS and any(
+            word.startswith(rest[:n]) and spelled(at + 1, rest[n:]) for n in range(1, len(rest) + 1)
+        )
+
+    return any(
+        spelled(start + 1, wanted[n:])
+        for start, word in enumerate(words)
+        for n in range(1, len(wanted))  # two words at least: one word's prefix is a substring, checked before
+        if word not in STOPWORDS and word.startswith(wanted[:n])
+    )
+
+
 class _Sources:
     def __init__(self, text: str) -> None:
         self.text = _normal(text)
@@ -147,27 +170,8 @@ class _Sources:
         return any(value in span or span in value for span in self.quoted)
 
     def abbreviates(self, acronym: str) -> bool:
-        """Consecutive words of the sources, none a function word, begin with the acronym's letters, each
-        word at least one and all of them used: "Canadian dollars" → CAD, "US dollars" → USD, "New York
-        City" → NYC."""
-        wanted = acronym.lower()
-
-        def spelled(at: int, rest: str) -> bool:
-            if not rest:
-                return True
-            if at >= len(self.plain_words):
-                return False
-            word = self.plain_words[at]
-            return word not in STOPWORDS and any(
-                word.startswith(rest[:n]) and spelled(at + 1, rest[n:]) for n in range(1, len(rest) + 1)
-            )
-
-        return any(
-            spelled(start + 1, wanted[n:])
-            for start, word in enumerate(self.plain_words)
-            for n in range(1, len(wanted))  # two words at least: one word's prefix is a substring, checked before
-            if word not in STOPWORDS and word.startswith(wanted[:n])
-        )
+        """Whether consecutive words of the sources spell ``acronym`` (``abbreviates``)."""
+        return abbreviates(acronym, self.plain_words)
 
     def states_run(self, tokens: list[str]) -> bool:
         """The words occur together, in this order (``docs-refresh`` from "docs refresh"), with the same
@@ -607,8 +611,8 @@ def _holds_zone(key: str, prop: dict[str, Any]) -> bool:
 
 def code_stated(value: str, text: str) -> bool:
     """Whether ``value`` is a code in capitals for words ``text`` spells out ("Canadian dollars" → CAD;
-    ``_Sources.abbreviates``)."""
-    return bool(_ACRONYM.fullmatch(value)) and _Sources(text).abbreviates(value)
+    ``abbreviates``)."""
+    return bool(_ACRONYM.fullmatch(value)) and abbreviates(value, _LETTERS.findall(text.lower()))
 
 
 def slashed_date(value: str) -> bool:
