@@ -105,14 +105,18 @@ def tool_requirements(schema: dict[str, Any] | None) -> frozenset[str]:
     a tool apart from most of its own server (``Router``): every ``mcp-server-git`` tool requires
     ``repo_path`` and most filesystem tools a ``path``, which requests name loosely or not at all ("the
     docs folder"), while GitHub's ``get_file_blame(path)`` is one of few (docs/routing.md). A repository
-    is a required ``owner`` and ``repo`` together; the router counts it unless every tool of the server
-    requires one (``routing.distinguishing_requirements``)."""
+    is a required ``owner`` and ``repo`` together, or GitLab's project by its path: "list commits on
+    grafanas v11.0.x branch" names no repository, and GitLab's ``list_commits(project_id)`` took it
+    without paying, as GitHub's did. The router counts it unless every tool of the server requires one
+    (``routing.distinguishing_requirements``). A project path is no repository *affordance*
+    (``tool_affordances``): GitLab's tools would then take the ``owner/repo`` of GitHub requests
+    (docs/routing.md)."""
     properties = (schema or {}).get("properties") or {}
     required = (schema or {}).get("required") or []
     if not isinstance(properties, dict) or not isinstance(required, list):
         return frozenset()
     kinds = {kind for name in required for kind in _parameter_kinds(name, properties.get(name))}
-    if names_a_repository(required):
+    if names_a_repository(required) or any(names_a_project_path(name, properties.get(name)) for name in required):
         kinds.add("repo")
     return frozenset(kinds)
 
@@ -155,6 +159,18 @@ def holds_a_repository(schema: dict[str, Any] | None) -> bool:
 def names_a_repository(keys: Iterable[object]) -> bool:
     """Keys that hold a repository between them: an ``owner`` and a ``repo`` (GitHub's and Gitea's way)."""
     return {"owner", "repo"} <= {str(key).lower() for key in keys}
+
+
+_PATH_WORD = re.compile(r"\bpath\b", re.I)
+
+
+def names_a_project_path(name: object, schema: object) -> bool:
+    """A parameter for a project addressed by its path, GitLab's way to name a repository (``project_id``:
+    "Project ID or URL-encoded path"). A project known only by an id or a key (Linear's, Jira's) is no
+    repository."""
+    description = schema.get("description") if isinstance(schema, dict) else None
+    words = split_identifier(str(name)).lower().split()
+    return "project" in words and isinstance(description, str) and bool(_PATH_WORD.search(description))
 
 
 def _parameter_kinds(name: object, schema: object) -> set[str]:

@@ -654,6 +654,12 @@ def test_slot_affordances() -> None:
     assert tool_requirements(schema | {"required": ["repo"]}) == frozenset()  # a repository is owner and repo
     assert tool_requirements({"properties": {"path": {"type": "string"}}, "required": ["path"]}) == {"path"}
     assert tool_requirements({"properties": {"x": True}, "required": ["missing", "x"]}) == frozenset()
+    # GitLab names a repository as a project by its path; Linear's projectId is no repository
+    gitlab = {"project_id": {"type": "string", "description": "Project ID or URL-encoded path to project"}}
+    assert tool_requirements({"properties": gitlab, "required": ["project_id"]}) == {"repo"}
+    assert tool_affordances({"properties": gitlab}) == frozenset()  # it does not draw GitHub's owner/repo
+    linear = {"projectId": {"type": "string", "description": "ID of the project to get issues for"}}
+    assert tool_requirements({"properties": linear, "required": ["projectId"]}) == frozenset()
     # a URL carries numbers the request does not spell out
     assert filled_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url", "number", "repo"}
     assert filled_slots("read https://example.com/docs") == {"url", "repo"}
