@@ -288,6 +288,18 @@ abstain: abstention recall 75% → **85%** at precision 88.2% → 89.5%, answera
 as before. Nothing else moved on any set, at N = 10, 50, 250 or all tools. The refit on this machine moved τ
 by 0.002 and the floor by 0.0001 (the same before the change: the machine's, not the rule's); weights and
 decisions as before.
+
+Session 54: two rules, each measured with the stored calibrations (`decisions_ab.py`), then refitted by this
+command to the same weights and floors. (1) GitLab's project addressed by its path (`project_id`: "Project ID
+or URL-encoded path") is a required repository as GitHub's `owner` and `repo` are
+(`affordance.names_a_project_path`): "commits authored by sofia-g anywhere in the riverbank org" no longer
+goes to GitLab's `list_commits`, which had paid nothing for the repository the request does not name (odd
+half at all tools 74.7% → **75.9%**, R@3 92.8% → 94.0%; all 166 79.5% → 80.1%). (2) A change no tool
+makes to the object the request names abstains, although some tool makes the change to another object
+(`mood.ObjectChanges`): "Delete the branch feature/dark-mode from lumen-labs/lumen-ui" and "Create a new
+milestone called 'v3.0'" against the 117 GitHub tools: abstention recall 85% → **95%** at precision 90.5%,
+answerable requests abstaining 2.4% as before. Nothing else moved on any set, at N = 10, 50, 250 or all
+tools.
 """
 
 
@@ -331,16 +343,18 @@ def routing() -> str:
     )
     irrelevant = ((load("routing-irrelevant.json") or {}).get("sizes") or {}).get("all") or {}
     caught, answerable = irrelevant.get("abstain_recall"), irrelevant.get("abstain_answerable")
+    abstains = caught is not None and answerable is not None and caught >= 0.9 and answerable <= 0.03
+    verdict = "**the abstention target met**, the others not" if abstains else "**none met**"
     abstention = (
         f" (abstention: {100 * caught:.0f}% of irrelevant requests caught, {100 * answerable:.1f}% of answerable "
-        "ones abstaining: the second half of that target holds, the first does not)"
+        "ones abstaining)"
         if caught is not None and answerable is not None
         else ""
     )
     parts.append(
         "Against the targets (GitHub top-1 ≥ 95% at N = 250 and ≥ 92% at all tools, recall@3 ≥ 99% at 250; BFCL "
         "top-1 ≥ 85%; abstain on ≥ 90% of irrelevant requests while abstaining on ≤ 3% of answerable ones): "
-        f"**none met**{abstention}. The router beats both baselines at every size; what was tried and measured "
+        f"{verdict}{abstention}. The router beats both baselines at every size; what was tried and measured "
         f"is in `docs/routing.md`.{bfcl_ceiling()}\n"
     )
     parts.append(ROUTING_NOTE)

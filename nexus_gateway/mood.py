@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from .lexical import STOPWORDS, SYNONYMS, VALUE_SPAN, one_edit_apart
+from .lexical import STOPWORDS, SYNONYMS, VALUE_SPAN, one_edit_apart, split_identifier, tokenize
 
 READ, WRITE = 1.0, 0.0
 
@@ -174,6 +175,15 @@ _SAME_OPERATION = {
     "post": ("add", "create", "comment", "send", "publish"),
     "wipe": ("delete", "remove", "clear"),
     "rename": ("update", "edit", "change"),
+    "change": ("update", "edit", "set", "modify"),
+    "update": ("set", "modify", "change", "edit"),
+    "create": ("generate", "build", "make", "new", "add"),
+    "add": ("create", "insert", "new"),
+    "remove": ("delete", "drop", "clear"),
+    "delete": ("remove", "drop", "clear"),
+    "trigger": ("run", "start", "execute"),
+    "enable": ("set", "turn", "switch"),
+    "disable": ("set", "turn", "switch"),
 }
 _ADD = re.compile(r"\badd\b", re.I)
 
@@ -217,3 +227,94 @@ class ChangeVocabulary:
             if any(self.says(word) for word in words):
                 return False
         return True
+
+
+# What a change is done to: the words after its verb, up to a preposition, a value, a clause's end or a
+# pronoun; the last of them is the object ("Delete the branch feature/dark-mode from …": branch; "Create
+# a new milestone called 'v3.0'": milestone; "add fatima-z and gus-o as reviewers": none).
+_OBJECT_END = re.compile(
+    r"\b(?:to|on|in|onto|into|for|from|with|at|by|as|of|under|about|called|named|titled|saying|that|which|who|"
+    r"where|and|or|but|so|then|because|since|if|before|after|without|instead|except|please|pls|now|again|too|"
+    r"also|yet|it|its|them|they|he|she|is|are|was|were|be)\b|[,.;:!?()]",
+    re.I,
+)
+# A change that brings or ends the object itself: a tool must hold the object in its name or its options,
+# not as a field ("delete_file(branch)" deletes no branch). A light verb says no operation of its own
+# ("make a fork", "start a pending review"): any tool that writes the object does it.
+_CREATING = frozenset({"create", "add", "post"})
+_DELETING = frozenset({"delete", "remove", "wipe", "forget"})
+_LIGHT = frozenset({"make", "start"})
+
+
+def asked_objects(text: str) -> list[tuple[str, str]]:
+    """Each verb of change a request asks with (``asked_changes``) and the object it names (a stemmed
+    token), where the words after the verb name one."""
+    masked = VALUE_SPAN.sub(",", _this_call(text))  # a value ends the phrase: it may hold the sentence's stop
+    found = []
+    for verb in dict.fromkeys(asked_changes(text)):
+        after = re.search(rf"\b{re.escape(verb)}\s+(.*)", masked, re.I | re.S)
+        words = tokenize(_OBJECT_END.split(after.group(1), 1)[0]) if after else []
+        if words:
+            found.append((verb, words[-1]))
+    return found
+
+
+@dataclass(frozen=True)
+class ToolObjects:
+    """What a tool's schema says it works on: its name's words, its parameters' options
+    (``label_write``'s ``method: create|update|delete``) and its parameters' names."""
+
+    named: frozenset[str] = frozenset()
+    options: frozenset[str] = frozenset()
+    fields: frozenset[str] = frozenset()
+
+    @classmethod
+    def of_tool(cls, name: str, schema: dict[str, Any] | None) -> ToolObjects:
+        properties = (schema or {}).get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        options = " ".join(
+            str(option)
+            for spec in properties.values()
+            if isinstance(spec, dict)
+            for option in spec.get("enum") or ()
+            if isinstance(option, str)
+        )
+        fields = " ".join(split_identifier(str(key)) for key in properties)
+        return cls(frozenset(tokenize(name)), frozenset(tokenize(options)), frozenset(tokenize(fields)))
+
+
+class ObjectChanges:
+    """Which changes a registry's tools make to which objects, for the change a request asks that no tool
+    here makes although some tool says its verb: "Delete the branch feature/dark-mode" (GitHub's server
+    deletes files and repositories and creates branches, but deletes no branch), "Create a new
+    milestone" (``update_issue_milestone`` sets one on an issue). Only an object some writing tool is
+    named for counts, so a request about something the registry never writes is left to the rest of the
+    router. ``tools``: each tool's mood, its words (``RouteDoc.tokens``) and ``ToolObjects``."""
+
+    def __init__(self, tools: Iterable[tuple[float | None, Sequence[str], ToolObjects]]) -> None:
+        self._written: set[str] = set()
+        self._writers: list[tuple[ToolObjects, ChangeVocabulary]] = []
+        for mood, words, objects in tools:
+            if mood == WRITE:
+                self._written |= objects.named
+            if mood != READ:
+                self._writers.append((objects, ChangeVocabulary([*words, *objects.options])))
+
+    def unmade(self, asked: Sequence[tuple[str, str]]) -> list[str]:
+        """The asked changes that no writing tool makes to their object, as ``call`` tells the host ("No
+        tool here can delete a branch")."""
+        return [
+            f"{verb} {'an' if thing[0] in 'aeiou' else 'a'} {thing}"
+            for verb, thing in asked
+            if thing in self._written and not self._made(verb, thing)
+        ]
+
+    def _made(self, verb: str, thing: str) -> bool:
+        for objects, vocabulary in self._writers:
+            if thing in objects.named or thing in objects.options:
+                holds = True
+            else:  # a field: changed ("change the title"), not brought or ended with the tool's object
+                holds = thing in objects.fields and verb not in _CREATING | _DELETING | _LIGHT
+            if holds and (verb in _LIGHT or not vocabulary.makes_none_of([verb])):
+                return True
+        return False

@@ -24,7 +24,17 @@ from nexus_gateway.confirmation import confirmation_reason
 from nexus_gateway.embedder import CrossEncoder, Embedder, EmbedderSpec
 from nexus_gateway.lexical import LexicalDocument, tokenize, without_place_nouns, without_values
 from nexus_gateway.models import BGE_SMALL, ModelError, PinnedFile, verify_file
-from nexus_gateway.mood import READ, WRITE, ChangeVocabulary, asked_changes, request_mood, spelled_verbs, tool_mood
+from nexus_gateway.mood import (
+    READ,
+    WRITE,
+    ChangeVocabulary,
+    ObjectChanges,
+    asked_changes,
+    asked_objects,
+    request_mood,
+    spelled_verbs,
+    tool_mood,
+)
 from nexus_gateway.platforms import LOCAL_MACHINE, named_platforms, server_platforms
 from nexus_gateway.routing import (
     Calibration,
@@ -988,3 +998,43 @@ def test_a_change_no_tool_makes_abstains(embedder: Embedder) -> None:
     for request in ("Close issue 57 in riverbank/payments.", "Post a reply on issue 57 in riverbank/payments."):
         plain, lowered = scores(request, 0.0), scores(request, 0.3)
         assert lowered["gh__issue_write"] == pytest.approx(plain["gh__issue_write"], abs=1e-5), request
+
+
+def test_a_change_no_tool_makes_to_the_named_object_abstains(embedder: Embedder) -> None:
+    """ "Delete the branch feature/dark-mode" asks GitHub's server for a change it makes to other objects
+    (files, repositories) to an object it makes other changes to (it creates branches): no score tells
+    the look-alikes from a call, so the request abstains, whatever the floor. An object held as a field
+    only changes with it ("change the title"); a light verb says no change of its own ("make a fork")."""
+    assert asked_objects("Delete the branch feature/dark-mode from lumen-labs/lumen-ui on GitHub.") == [
+        ("delete", "branch")
+    ]
+    assert asked_objects("Create a new milestone called 'v3.0' due 2025-12-01") == [("create", "milestone")]
+    assert asked_objects("add fatima-z and gus-o as reviewers") == []  # values only: no object named
+    assert asked_objects("delete the repo dana-k/old-experiments. yes I'm sure") == [("delete", "repository")]
+    schema = {"properties": {"owner": {}, "repo": {}, "branch": {}, "title": {}}}
+    labels = {"properties": {"method": {"enum": ["create", "update", "delete"]}, "name": {}}}
+    tools = [
+        ("create_branch", "Create a new branch in a GitHub repository.", schema),
+        ("delete_file", "Delete a file from a branch of a GitHub repository.", schema),
+        ("update_issue_title", "Change the title of an issue.", schema),
+        ("label_write", "Write operations on labels.", labels),
+        ("fork_repository", "Fork a GitHub repository to your account.", schema),
+        ("get_branch", "Get a branch.", schema),
+    ]
+    docs = [
+        RouteDoc.of_tool(
+            f"gh__{name}", name, text, LexicalDocument.of_tool(name, text, spec).tokens(), spec, None, "github"
+        )
+        for name, text, spec in tools
+    ]
+    changes = ObjectChanges((d.mood, d.tokens, d.objects) for d in docs)
+    assert changes.unmade([("delete", "branch")]) == ["delete a branch"]  # delete_file's branch is a field
+    assert changes.unmade([("create", "branch"), ("delete", "label"), ("change", "title")]) == []
+    assert changes.unmade([("make", "fork"), ("delete", "milestone")]) == []  # light; no tool writes milestones
+    vectors = np.stack([embedder.embed_document(tool_document(d.name, d.description)) for d in docs])
+    router = Router(embedder, docs, vectors, Calibration(floor=-9.0, mood_weight=0.3))
+    result = router.route("Delete the branch feature/dark-mode from lumen-labs/lumen-ui", allow_rerank=False)
+    assert result.abstained and result.unmade == ("delete a branch",)
+    assert router.route("Create a branch 'fix-login' in acme/web", allow_rerank=False).chosen == "gh__create_branch"
+    off = Router(embedder, docs, vectors, Calibration(floor=-9.0, mood_weight=0.0))  # no mood, no reading of it
+    assert not off.route("Delete the branch feature/dark-mode", allow_rerank=False).abstained
