@@ -233,7 +233,8 @@ class ChangeVocabulary:
 # pronoun; the last of them is the object ("Delete the branch feature/dark-mode from …": branch; "Create
 # a new milestone called 'v3.0'": milestone; "add fatima-z and gus-o as reviewers": none).
 _OBJECT_END = re.compile(
-    r"\b(?:to|on|in|onto|into|for|from|with|at|by|as|of|under|about|called|named|titled|saying|that|which|who|"
+    r"\b(?:to|on|in|onto|into|for|from|with|at|by|as|of|under|about|between|within|across|through|via|over|"
+    r"called|named|titled|saying|that|which|who|"
     r"where|and|or|but|so|then|because|since|if|before|after|without|instead|except|please|pls|now|again|too|"
     r"also|yet|it|its|them|they|he|she|is|are|was|were|be)\b|[,.;:!?()]",
     re.I,

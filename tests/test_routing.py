@@ -474,11 +474,16 @@ async def test_a_parameter_the_defaults_fill_takes_no_slot_of_the_request(gatewa
 
 @pytest.mark.anyio
 async def test_a_request_for_a_change_no_server_makes_says_so(gateway: ClientSession) -> None:
-    """No tool of the test servers locks anything: the request abstains and the answer names the verb,
-    so the host can tell the user what is missing instead of guessing among the closest tools."""
+    """No tool of the test servers locks anything, nor deletes a branch: the request abstains and the
+    answer names the change, so the host can tell the user what is missing instead of guessing among the
+    closest tools."""
     answer = result_json(await gateway.call_tool("call", {"intent": "Lock the conversation on issue 57"}))
     assert answer["status"] == "no_confident_match", answer
     assert answer["message"].startswith("No tool here can lock.") and answer["trace"]["no_tool_makes"] == ["lock"]
+    # git creates branches and the memory server deletes entities, but nothing here deletes a branch
+    answer = result_json(await gateway.call_tool("call", {"intent": "delete the branch feature/old"}))
+    assert answer["status"] == "no_confident_match", answer
+    assert answer["message"].startswith("No tool here can delete a branch."), answer
 
 
 @pytest.mark.anyio
