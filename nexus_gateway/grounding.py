@@ -136,6 +136,7 @@ def abbreviates(acronym: str, words: list[str]) -> bool:
 
 class _Sources:
     def __init__(self, text: str) -> None:
+        self.raw = text
         self.text = _normal(text)
         tokens = _run_tokens(text)
         self.words = set(tokens) - {"/", "."}
@@ -667,6 +668,16 @@ def _first_use(value: Any, sources: _Sources, used: dict[str, int]) -> bool:
     return used[text] <= max(sources.numbers[text], 1)
 
 
+def as_stated(value: Any, prop: dict[str, Any], sources: _Sources) -> Any:
+    """A string the request states in other letters' case, spelt as the request spells it: "Rename the
+    label 'bug' to 'type: bug'" came back as ``Type: bug``, a label nobody asked for. An enum's value
+    is the schema's, not the request's."""
+    if not isinstance(value, str) or len(value) < 2 or isinstance(prop.get("enum"), list) or value in sources.raw:
+        return value
+    said = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", sources.raw, re.I)
+    return said.group(0) if said else value
+
+
 def tidy(value: Any, name: str) -> Any:
     """Trailing sentence punctuation is not part of an identifier (``ivan-p.`` → ``ivan-p``); a value that
     is nothing else (the path ``.``) is kept whole."""
@@ -697,7 +708,7 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
         kept: dict[str, Any] = {}
         for key, item in value.items():
             prop = _resolve(props.get(key) or {}, schema)
-            item = as_time_zone(tidy(item, key), key, prop)
+            item = as_time_zone(as_stated(tidy(item, key), prop, sources), key, prop)
             item = as_fraction(as_timestamp(as_clock_time(item, prop, sources), prop), key, prop, sources)
             where = f"{path}{key}"
             if isinstance(item, dict):

@@ -17,7 +17,7 @@ from .affordance import REPO_PATTERN, URL_PATTERN, names_a_path
 from .decoding import could_hold
 from .grounding import spelled_numbers
 from .ir import PAGINATION
-from .lexical import stem, tokenize
+from .lexical import split_identifier, stem, tokenize
 from .mentions import (
     FREE_TEXT,
     GENERIC_KEY_WORDS,
@@ -418,6 +418,28 @@ def quotes_where_named(arguments: dict[str, Any], schema: dict[str, Any], intent
     return placed
 
 
+# "Rename the label 'bug' to 'type: bug'", "rename branch old to new-name": the value after "to".
+_RENAMED_TO = re.compile(r"""\brename\b[^.;!?]*?\bto\s+(?:'([^']+)'|"([^"]+)"|([^\s,;!?]+))""", re.I)
+
+
+def renamed_to(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """The new name a request renames something to goes to the one key named for a new one (``new_name``,
+    ``newName``, ``new_title``): the 0.5B model wrote "Rename the label 'bug' to 'type: bug'" into
+    ``label_write``'s ``description``. The value leaves any other key that holds it whole."""
+    said = _RENAMED_TO.search(intent)
+    homes = [key for key, raw in properties(schema) if raw.get("type") == "string" and _names_a_new_one(key)]
+    if said is None or len(homes) != 1:
+        return arguments
+    new = next(group for group in said.groups() if group).rstrip(".")
+    placed = {key: value for key, value in arguments.items() if key == homes[0] or str(value).lower() != new.lower()}
+    return {**placed, homes[0]: new}
+
+
+def _names_a_new_one(key: str) -> bool:
+    words = split_identifier(key).lower().split()
+    return len(words) == 2 and words[0] == "new" and words[1] in ("name", "title")
+
+
 def carried_identifiers(
     arguments: dict[str, Any], schema: dict[str, Any], last: dict[str, Any] | None
 ) -> dict[str, Any]:
@@ -736,6 +758,7 @@ def place_stated(
     arguments = cued_numbers(arguments, schema, intent)
     arguments = pull_request_branches(arguments, schema, intent)
     arguments = quotes_where_named(bare_quotes(arguments, intent), schema, intent)
+    arguments = renamed_to(arguments, schema, intent)
     arguments = stated_homes(arguments, schema, intent)
     arguments = listed_items(arguments, schema, intent, tool, earlier.sources() if earlier else "")
     arguments = stated_pairs(arguments, schema, intent)

@@ -68,6 +68,7 @@ from nexus_gateway.placement import (
     pointed_branch,
     pull_request_branches,
     quotes_where_named,
+    renamed_to,
     result_values_unasked,
     scope_qualifiers,
     singled_out_number,
@@ -1282,6 +1283,31 @@ def test_a_number_keeps_its_sign_and_exponent(generator: ArgumentGenerator) -> N
     }
     done = generator.generate("npv", flows, "Net present value", "NPV of the cash flows [-50000, 10000, -2500]")
     assert done.arguments == {"cash_flows": [-50000, 10000, -2500]}
+
+
+def test_a_new_name_goes_to_the_key_for_one_and_a_stated_value_keeps_its_spelling() -> None:
+    """ "Rename the label 'bug' to 'type: bug'": the 0.5B model wrote ``description: "Type: bug"``."""
+    labels = {
+        "properties": {
+            "name": {"type": "string"},
+            "new_name": {"type": "string"},
+            "description": {"type": "string"},
+            "method": {"type": "string", "enum": ["create", "update", "delete"]},
+        }
+    }
+    request = "Rename the label 'bug' to 'type: bug' in lumen-labs/lumen-ui."
+    got = renamed_to({"name": "bug", "description": "type: bug"}, labels, request)
+    assert got == {"name": "bug", "new_name": "type: bug"}
+    assert renamed_to({"name": "old"}, labels, "rename branch old to new-name.") == {
+        "name": "old",
+        "new_name": "new-name",
+    }
+    assert renamed_to({"name": "x"}, {"properties": {"name": {"type": "string"}}}, "rename x to y") == {"name": "x"}
+    assert renamed_to({"name": "bug"}, labels, "update the label bug") == {"name": "bug"}  # no renaming
+    kept, _ = ground({"description": "Type: bug", "method": "update"}, labels, request)
+    assert kept == {"description": "type: bug", "method": "update"}  # the request's spelling; an enum's own
+    kept, _ = ground({"name": "Bug"}, labels, "Rename the label 'bug' or 'Bug'")
+    assert kept == {"name": "Bug"}  # stated as it is
 
 
 def test_quoted_text_lands_in_a_free_text_argument(generator: ArgumentGenerator) -> None:
