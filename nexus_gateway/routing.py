@@ -142,7 +142,7 @@ class RouteResult:
     escalated: bool
     abstained: bool
     timings_ms: dict[str, float] = field(default_factory=dict)
-    unmade: tuple[str, ...] = ()  # the request's verbs of change that no tool here makes (``Router.unmade``)
+    unmade: tuple[str, ...] = ()  # changes no tool here makes ("lock", "delete a branch"; ``Router.unmade``)
 
     def unsure(self, tau: float) -> bool:
         """No tool, or one only a hair (``tau``, the gate's margin) ahead of the next."""
