@@ -349,7 +349,6 @@ class Router:
         self.slb = SemanticLookasideBuffer(embedder.dimension, capacity=max(len(docs), 1))
         self.slb.add([d.id for d in docs], vectors)
         self._row_doc = {d.id: d for d in self.docs}
-        self._last_readable: tuple[str, str] | None = None
         self._index_rows()
 
     def _index_rows(self) -> None:
@@ -414,9 +413,11 @@ class Router:
         cosine: np.ndarray,
         given: frozenset[str] = frozenset(),
         carried: frozenset[str] = frozenset(),
+        readable: str | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every row's lexical signal (0..1) and fused score for ``intent``, given its cosines; ``carried``
-        slot kinds count as named by the intent (affordance, server share, filled requirements)."""
+        slot kinds count as named by the intent (affordance, server share, filled requirements).
+        ``readable``: the intent with its verbs spelt right, when the caller has it already."""
         calibration = self.calibration
         placed = without_place_nouns(intent)  # "on the develop branch" says where, not what
         terms = self.bm25.query_terms(placed)
@@ -452,7 +453,7 @@ class Router:
         if elsewhere is not None:
             fused = fused - np.float32(calibration.platform_weight) * elsewhere
         # the readers of verbs read the request with its verbs spelt right; BM25 corrects its own terms
-        readable = self.readable(intent)
+        readable = readable if readable is not None else spelled_verbs(intent, self.embedder.whole_words)
         wanted = request_mood(readable) if calibration.mood_weight else None
         if wanted is not None:
             mismatch = np.nan_to_num(np.abs(self.moods - np.float32(wanted)), nan=0.0)
@@ -468,17 +469,6 @@ class Router:
         # a margin of at least τ: the cross-encoder would re-rank by the words, which the lift overrules
         fused = lift_complete_tools(readable, fused, self.fields, RETRIEVE_K, calibration.tau + COMPLETE_STEP)
         return lexical, fused
-
-    def readable(self, intent: str) -> str:
-        """``intent`` with its verbs spelt right (``mood.spelled_verbs``), for the readers of verbs; the
-        last one is kept, since a route asks for it twice (fusion and abstention) and it takes a fifth of
-        a millisecond."""
-        last = self._last_readable
-        if last is not None and last[0] == intent:
-            return last[1]
-        readable = spelled_verbs(intent, self.embedder.whole_words)
-        self._last_readable = (intent, readable)
-        return readable
 
     def unmade(self, readable: str) -> tuple[str, ...]:
         """The verbs of change ``readable`` (a request, its verbs spelt right) asks with when no tool here
@@ -510,7 +500,9 @@ class Router:
         cosine = self.slb.scores(query)
         timings["scan"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        lexical, fused = self.fuse(intent, cosine, given, carried)
+        # the readers of verbs (fusion's mood, abstention's changes) read it spelt right, once a route
+        readable = spelled_verbs(intent, self.embedder.whole_words)
+        lexical, fused = self.fuse(intent, cosine, given, carried, readable)
         k = min(max(RETRIEVE_K, limit), len(fused))
         top = np.argpartition(-fused, k - 1)[:k] if k < len(fused) else np.arange(len(fused))
         top = top[np.lexsort((top, -fused[top]))]
@@ -525,7 +517,6 @@ class Router:
             candidates = self._rerank(intent, candidates)
             timings["rerank"] = (time.perf_counter() - started) * 1000
             escalated = True
-        readable = self.readable(intent)
         # a change no tool here makes to the request's object is no call to route: its look-alikes do the
         # change to another object or another change to the object, so no score tells them from the call
         unmade = self.unmade_on_object(readable) if calibration.mood_weight else ()
