@@ -57,6 +57,8 @@ from .mood import (
     ToolObjects,
     asked_changes,
     asked_objects,
+    named_for,
+    refused_changes,
     request_mood,
     spelled_verbs,
     tool_mood,
@@ -461,6 +463,10 @@ class Router:
             if self.unmade(readable):
                 # a change no tool here makes: every tool mismatches the request, and it abstains
                 fused = fused - np.float32(calibration.mood_weight)
+        refused = refused_changes(readable) if calibration.mood_weight else ()
+        if refused:
+            # "don't submit anything yet": the tool named for a change the request refuses is its opposite
+            fused = fused - np.float32(calibration.mood_weight) * self.named_for_any(refused)
         if len(self.successors):
             # what a request finds in a retired tool it finds in its successor, which ranks above it
             retired, successor = self.successors[:, 0], self.successors[:, 1]
@@ -469,6 +475,13 @@ class Router:
         # a margin of at least τ: the cross-encoder would re-rank by the words, which the lift overrules
         fused = lift_complete_tools(readable, fused, self.fields, RETRIEVE_K, calibration.tau + COMPLETE_STEP)
         return lexical, fused
+
+    def named_for_any(self, verbs: Sequence[str]) -> np.ndarray:
+        """1 for each row whose tool, not a reader, is named for one of ``verbs`` (``mood.named_for``)."""
+        return np.array(
+            [d.mood != READ and any(named_for(verb, d.name) for verb in verbs) for d in self.slb_docs()],
+            dtype=np.float32,
+        )
 
     def unmade(self, readable: str) -> tuple[str, ...]:
         """The verbs of change ``readable`` (a request, its verbs spelt right) asks with when no tool here

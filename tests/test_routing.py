@@ -31,6 +31,8 @@ from nexus_gateway.mood import (
     ObjectChanges,
     asked_changes,
     asked_objects,
+    named_for,
+    refused_changes,
     request_mood,
     spelled_verbs,
     tool_mood,
@@ -828,6 +830,35 @@ def test_the_router_prefers_a_tool_of_the_requests_mood(embedder: Embedder) -> N
     router = Router(embedder, docs, np.stack([vector, vector]), Calibration(floor=0.0, mood_weight=0.2))
     scores = {c.id: c.score for c in router.route("renmae the label bug to defect").candidates}
     assert scores["gh__label_write"] > scores["gh__get_label"] + 0.1  # its verb misspelt, still a change
+
+
+def test_a_tool_named_for_a_change_the_request_refuses_ranks_lower(embedder: Embedder) -> None:
+    """ "Start a pending review, don't submit anything yet" says "submit" and means its opposite: the tool
+    that leads with the refused verb loses the mood weight; a tool that says the verb in its description
+    (``pull_request_review_write`` submits reviews too) keeps its score."""
+    assert refused_changes("Start a pending review for me first, don't submit anything yet.") == ("submit",)
+    assert refused_changes("Shut it down without merging.") == ("merge",)
+    assert refused_changes("Detach it from #12 (don't delete anything).") == ("delete",)
+    assert refused_changes("I don't have any IDs; we never use it") == ()  # no verbs of change
+    assert refused_changes("post 'do not merge' on PR 4") == ()  # a value says it, not the request
+    assert named_for("submit", "submit_pending_pull_request_review") and named_for("close", "closeIssue")
+    assert not named_for("request", "pull_request_read") and not named_for("add", "address_lookup")
+    vector = embedder.embed_document("pending review: reviews of a pull request")
+    names = ("submit_pending_pull_request_review", "pull_request_review_write")
+    words = ["submit", "create", "pend", "pull", "request", "review"]  # both make the changes asked of them
+    docs = [RouteDoc(f"gh__{name}", name, "Reviews of a pull request.", words, mood=WRITE) for name in names]
+
+    def scores(weight: float) -> dict[str, float]:
+        router = Router(embedder, docs, np.stack([vector, vector]), Calibration(floor=-9.0, mood_weight=weight))
+        result = router.route("start a pending review on PR 318, don't submit it yet", allow_rerank=False)
+        return {c.id: c.score for c in result.candidates}
+
+    plain, weighed = scores(0.0), scores(0.3)
+    assert weighed["gh__submit_pending_pull_request_review"] == pytest.approx(
+        plain["gh__submit_pending_pull_request_review"] - 0.3, abs=1e-5
+    )
+    assert weighed["gh__pull_request_review_write"] == pytest.approx(plain["gh__pull_request_review_write"], abs=1e-5)
+    assert max(weighed, key=weighed.__getitem__) == "gh__pull_request_review_write"
 
 
 def test_misspelt_verbs_are_spelt_right_for_the_readers_of_verbs(embedder: Embedder) -> None:
