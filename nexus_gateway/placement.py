@@ -440,6 +440,26 @@ def _names_a_new_one(key: str) -> bool:
     return len(words) == 2 and words[0] == "new" and words[1] in ("name", "title")
 
 
+def stated_kinds(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A key that holds the kind of another key's value (``owner_type`` of ``owner``) takes the option the
+    request says beside that value: "under the acme-corp org" → ``org``, "project 5 of user dana-k" →
+    ``user`` (an option that begins the word counts: "organization"). The 0.5B model left it out, and
+    GitHub's ``projects_write`` needs it to create a project."""
+    placed = dict(arguments)
+    for key, raw in properties(schema):
+        words = split_identifier(key).lower().split()
+        base = next((other for other in placed if split_identifier(other).lower().split() == words[:-1]), None)
+        if len(words) < 2 or words[-1] != "type" or base is None or not isinstance(placed[base], str):
+            continue
+        value = re.escape(placed[base])
+        for option in (option for option in raw.get("enum") or () if isinstance(option, str) and len(option) > 2):
+            kind = rf"{re.escape(option)}\w*"
+            beside = rf"(?<![\w/-]){kind}\s+{value}(?![\w/-])|(?<![\w/-]){value}\s+{kind}\b"
+            if re.search(beside, intent, re.IGNORECASE):
+                placed[key] = option
+    return placed
+
+
 def carried_identifiers(
     arguments: dict[str, Any], schema: dict[str, Any], last: dict[str, Any] | None
 ) -> dict[str, Any]:
@@ -759,6 +779,7 @@ def place_stated(
     arguments = pull_request_branches(arguments, schema, intent)
     arguments = quotes_where_named(bare_quotes(arguments, intent), schema, intent)
     arguments = renamed_to(arguments, schema, intent)
+    arguments = stated_kinds(arguments, schema, intent)
     arguments = stated_homes(arguments, schema, intent)
     arguments = listed_items(arguments, schema, intent, tool, earlier.sources() if earlier else "")
     arguments = stated_pairs(arguments, schema, intent)

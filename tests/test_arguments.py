@@ -75,6 +75,7 @@ from nexus_gateway.placement import (
     source_branch_from_window,
     split_owner_repo,
     stated_homes,
+    stated_kinds,
     stated_pairs,
     whole_path,
     whole_word,
@@ -1308,6 +1309,28 @@ def test_a_new_name_goes_to_the_key_for_one_and_a_stated_value_keeps_its_spellin
     assert kept == {"description": "type: bug", "method": "update"}  # the request's spelling; an enum's own
     kept, _ = ground({"name": "Bug"}, labels, "Rename the label 'bug' or 'Bug'")
     assert kept == {"name": "Bug"}  # stated as it is
+
+
+def test_the_kind_of_a_value_stated_beside_it_fills_the_key_for_its_kind() -> None:
+    """ "Set up a new project called 'Q3 Roadmap' under the acme-corp org": GitHub's ``projects_write``
+    needs ``owner_type`` to create a project, and the 0.5B model left it out."""
+    projects = {
+        "properties": {
+            "owner": {"type": "string"},
+            "owner_type": {"type": "string", "enum": ["user", "org"]},
+            "item_type": {"type": "string", "enum": ["issue", "pull_request"]},
+        }
+    }
+    request = "Set up a new project called 'Q3 Roadmap' under the acme-corp org."
+    assert stated_kinds({"owner": "acme-corp"}, projects, request) == {"owner": "acme-corp", "owner_type": "org"}
+    said = "what fields does project 5 of user dana-k have?"
+    assert stated_kinds({"owner": "dana-k"}, projects, said)["owner_type"] == "user"
+    said = "items of project 3 for the octo-org organization"  # an option that begins the word
+    assert stated_kinds({"owner": "octo-org"}, projects, said)["owner_type"] == "org"
+    # the kind not said beside the value, or no value for the key it is the kind of: nothing to place
+    assert stated_kinds({"owner": "dana-k"}, projects, "show field 9 in project 5 of dana-k") == {"owner": "dana-k"}
+    assert stated_kinds({}, projects, "the acme-corp org") == {}
+    assert stated_kinds({"owner": "octo-org"}, projects, "add issue 4 of octo-org/app") == {"owner": "octo-org"}
 
 
 def test_quoted_text_lands_in_a_free_text_argument(generator: ArgumentGenerator) -> None:
