@@ -264,7 +264,8 @@ def named_for(verb: str, name: str) -> bool:
     """Whether a tool's name leads with ``verb`` (or an inflection of it): ``merge_pull_request``, not
     ``pull_request_read`` for "request"."""
     words = split_identifier(name).lower().split()
-    return bool(words) and _inflection_of(verb).fullmatch(words[0]) is not None
+    form = _REFUSABLE_FORMS.get(verb) or _inflection_of(verb)
+    return bool(words) and form.fullmatch(words[0]) is not None
 
 
 # What a change is done to: the words after its verb, up to a preposition, a value, a clause's end or a

@@ -448,8 +448,10 @@ def stated_kinds(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     placed = dict(arguments)
     for key, raw in properties(schema):
         words = split_identifier(key).lower().split()
+        if len(words) < 2 or words[-1] != "type":
+            continue
         base = next((other for other in placed if split_identifier(other).lower().split() == words[:-1]), None)
-        if len(words) < 2 or words[-1] != "type" or base is None or not isinstance(placed[base], str):
+        if base is None or not isinstance(placed[base], str):
             continue
         value = re.escape(placed[base])
         for option in (option for option in raw.get("enum") or () if isinstance(option, str) and len(option) > 2):

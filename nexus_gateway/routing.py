@@ -370,6 +370,8 @@ class Router:
         self.affords["path"] = np.where(directories, np.float32(0), self.affords["path"])
         self.platforms = PlatformIndex([d.server for d in ordered], [f"{d.name} {d.description}" for d in ordered])
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
+        # the word each tool's name leads with, the verb it is named for; none for a reader
+        self.name_heads = ["" if d.mood == READ else (split_identifier(d.name).split() or [""])[0] for d in ordered]
         self.changes = ChangeVocabulary(token for d in ordered if d.mood != READ for token in d.tokens)
         self.object_changes = ObjectChanges((d.mood, d.tokens, d.objects) for d in ordered)
         self.successors = successor_rows(ordered)
@@ -478,10 +480,7 @@ class Router:
 
     def named_for_any(self, verbs: Sequence[str]) -> np.ndarray:
         """1 for each row whose tool, not a reader, is named for one of ``verbs`` (``mood.named_for``)."""
-        return np.array(
-            [d.mood != READ and any(named_for(verb, d.name) for verb in verbs) for d in self.slb_docs()],
-            dtype=np.float32,
-        )
+        return np.array([any(named_for(verb, head) for verb in verbs) for head in self.name_heads], dtype=np.float32)
 
     def unmade(self, readable: str) -> tuple[str, ...]:
         """The verbs of change ``readable`` (a request, its verbs spelt right) asks with when no tool here
