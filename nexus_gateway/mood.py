@@ -113,10 +113,54 @@ def spelled_verbs(text: str, known_words: frozenset[str]) -> str:
     return _WORD.sub(spelled, text)
 
 
+# A change the request refuses: "start a pending review, don't submit anything yet", "shut it down without
+# merging", "detach it (don't delete anything)". The verb says what the call must not do, yet its word
+# draws the tool named for it (``submit_pending_pull_request_review``, ``merge_pull_request``).
+_REFUSAL = re.compile(
+    r"\b(?:don'?t|do\s+not|never|without|no\s+need\s+to|not)\s+(?:(?:yet|actually|really|even|ever|just)\s+)?"
+    r"([a-z]+(?:-[a-z]+)?)\b",
+    re.I,
+)
+# the verbs of the patterns, without the words of their look-aheads ("tell", not "me" of "tell(?!\s+me)")
+_REFUSABLE = tuple(
+    re.sub(r"\(\?!(?:[^()]|\([^()]*\))*\)", "", f"{_CHANGE_VERB_WORDS}|{_CLAUSE_VERB_WORDS}|add").split("|")
+)
+
+
+def _inflection_of(verb: str) -> re.Pattern[str]:
+    """The verb and its inflections: "merge" → merges, merged, merging; "submit" → submitting."""
+    root = verb.removesuffix("e") if len(verb) > 3 else verb
+    return re.compile(rf"{re.escape(root)}(?:e|es|s|ed|d|ing|[a-z]ing|[a-z]ed)?", re.I)
+
+
+_REFUSABLE_FORMS = {verb: _inflection_of(verb) for verb in _REFUSABLE}
+
+
+def refused_changes(text: str) -> tuple[str, ...]:
+    """The verbs of change ``text`` says not to do, in their plain form; quoted values left out."""
+    words = [match.group(1).lower() for match in _REFUSAL.finditer(VALUE_SPAN.sub(" ", text))]
+    if not words:
+        return ()
+    return tuple(verb for verb, form in _REFUSABLE_FORMS.items() if any(form.fullmatch(word) for word in words))
+
+
+def named_for(verb: str, name: str) -> bool:
+    """Whether a tool's name leads with ``verb`` (or an inflection of it): ``merge_pull_request``, not
+    ``pull_request_read`` for "request"."""
+    words = split_identifier(name).lower().split()
+    form = _REFUSABLE_FORMS.get(verb) or _inflection_of(verb)
+    return bool(words) and form.fullmatch(words[0]) is not None
+
+
 def _this_call(text: str) -> str:
-    """``text`` without what asks for no change now: a change it reports ("did anyone close #12?") or
-    one the user will make later ("so I can resolve them")."""
-    return _PAST_CHANGE.sub(" ", _PURPOSE_CLAUSE.sub(" ", text))
+    """``text`` without what asks for no change now: a change it reports ("did anyone close #12?"), one
+    the user will make later ("so I can resolve them") or one it refuses ("don't delete the branch")."""
+    return _REFUSAL.sub(_unless_refused, _PAST_CHANGE.sub(" ", _PURPOSE_CLAUSE.sub(" ", text)))
+
+
+def _unless_refused(match: re.Match[str]) -> str:
+    word = match.group(1).lower()
+    return " " if any(form.fullmatch(word) for form in _REFUSABLE_FORMS.values()) else match.group(0)
 
 
 def request_mood(text: str) -> float | None:
@@ -227,45 +271,6 @@ class ChangeVocabulary:
             if any(self.says(word) for word in words):
                 return False
         return True
-
-
-# A change the request refuses: "start a pending review, don't submit anything yet", "shut it down without
-# merging", "detach it (don't delete anything)". The verb says what the call must not do, yet its word
-# draws the tool named for it (``submit_pending_pull_request_review``, ``merge_pull_request``).
-_REFUSAL = re.compile(
-    r"\b(?:don'?t|do\s+not|never|without|no\s+need\s+to|not)\s+(?:(?:yet|actually|really|even|ever|just)\s+)?"
-    r"([a-z]+(?:-[a-z]+)?)\b",
-    re.I,
-)
-# the verbs of the patterns, without the words of their look-aheads ("tell", not "me" of "tell(?!\s+me)")
-_REFUSABLE = tuple(
-    re.sub(r"\(\?!(?:[^()]|\([^()]*\))*\)", "", f"{_CHANGE_VERB_WORDS}|{_CLAUSE_VERB_WORDS}|add").split("|")
-)
-
-
-def _inflection_of(verb: str) -> re.Pattern[str]:
-    """The verb and its inflections: "merge" → merges, merged, merging; "submit" → submitting."""
-    root = verb.removesuffix("e") if len(verb) > 3 else verb
-    return re.compile(rf"{re.escape(root)}(?:e|es|s|ed|d|ing|[a-z]ing|[a-z]ed)?", re.I)
-
-
-_REFUSABLE_FORMS = {verb: _inflection_of(verb) for verb in _REFUSABLE}
-
-
-def refused_changes(text: str) -> tuple[str, ...]:
-    """The verbs of change ``text`` says not to do, in their plain form; quoted values left out."""
-    words = [match.group(1).lower() for match in _REFUSAL.finditer(VALUE_SPAN.sub(" ", text))]
-    if not words:
-        return ()
-    return tuple(verb for verb, form in _REFUSABLE_FORMS.items() if any(form.fullmatch(word) for word in words))
-
-
-def named_for(verb: str, name: str) -> bool:
-    """Whether a tool's name leads with ``verb`` (or an inflection of it): ``merge_pull_request``, not
-    ``pull_request_read`` for "request"."""
-    words = split_identifier(name).lower().split()
-    form = _REFUSABLE_FORMS.get(verb) or _inflection_of(verb)
-    return bool(words) and form.fullmatch(words[0]) is not None
 
 
 # What a change is done to: the words after its verb, up to a preposition, a value, a clause's end or a

@@ -841,6 +841,8 @@ def test_a_tool_named_for_a_change_the_request_refuses_ranks_lower(embedder: Emb
     assert refused_changes("Detach it from #12 (don't delete anything).") == ("delete",)
     assert refused_changes("I don't have any IDs; we never use it") == ()  # no verbs of change
     assert refused_changes("post 'do not merge' on PR 4") == ()  # a value says it, not the request
+    # a refused change is not asked for: GitHub deletes no branch, yet this request is no call to abstain on
+    assert ("delete", "branch") not in asked_objects("Merge PR 5 in acme/app, but don't delete the branch")
     assert named_for("submit", "submit_pending_pull_request_review") and named_for("close", "closeIssue")
     assert not named_for("request", "pull_request_read") and not named_for("add", "address_lookup")
     vector = embedder.embed_document("pending review: reviews of a pull request")
