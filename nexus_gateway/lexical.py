@@ -72,6 +72,7 @@ SYNONYMS = {
     "folder": ("directory",),
     "forget": ("delete",),
     "erase": ("delete",),
+    "history": ("log",),
     "remove": ("delete",),
     "rename": ("move",),
     "fetch": ("get",),

@@ -175,6 +175,10 @@ def test_a_word_the_registry_never_says_is_read_as_its_plain_synonym() -> None:
     assert index.query_terms("create a folder named build") == ["create", "directory", "named", "build"]
     assert index.query_terms("forget the relation between Alice and Bob")[0] == "delete"
     assert index.top("create a folder named build", 1)[0][0] == 0
+    # a repository's history is its log: git's server says "commit logs", never "history"
+    git = BM25Index([tokenize("git_log Shows the commit logs"), tokenize("git_show Shows the contents of a commit")])
+    assert git.query_terms("show the history of the repository") == ["log", "repository"]
+    assert git.top("show the history of the repository", 1)[0][0] == 0
     # a registry that says "folder" keeps it, and a synonym the registry does not say is no help
     assert BM25Index([tokenize("list a folder")]).query_terms("list the folder") == ["list", "folder"]
     assert BM25Index([tokenize("list files")]).query_terms("forget it")[0] == "forget"
