@@ -300,6 +300,17 @@ makes to the object the request names abstains, although some tool makes the cha
 milestone called 'v3.0'" against the 117 GitHub tools: abstention recall 85% → **95%** at precision 90.5%,
 answerable requests abstaining 2.4% as before. Nothing else moved on any set, at N = 10, 50, 250 or all
 tools.
+
+Session 55: a tool whose name leads with a change the request refuses ("Start a pending review for me
+first, don't submit anything yet", "Shut it down without merging") loses the mood weight
+(`mood.refused_changes`). With the stored calibrations (`decisions_ab.py`): the pending-review request
+leaves `submit_pending_pull_request_review` at N = 250, at all tools and against the 117 GitHub tools (3
+fixed, 0 broken; the other moves from `merge_pull_request` to another wrong tool). It is on the even half:
+the odd half stands to the decimal, all 166 at N = 250 82.5% → **83.1%** and at all tools 80.1% →
+**80.7%**, dialogue follow-ups with their window 72.2% → **77.8%** at N = 250 and 61.1% → **66.7%** at
+all tools ("start a pending review on it, don't submit yet"). The refit kept every weight and floor. And
+"history" stands for "log" where a registry never says it (`lexical.SYNONYMS`): the local servers 37 →
+**38 of 65** ("show the history of the repository" reaches `git_log`), nothing else moved.
 """
 
 
@@ -612,6 +623,14 @@ ARGS_RUNS = (
 
 # Which code each row of the table comes from: the rows are re-run one by one, as the rules change.
 ARGS_PROVENANCE = """\
+Session 55 added one argument rule (`docs/arguments.md`: a key for the kind of another key's value,
+`owner_type` of `owner`, takes the option the request says beside that value, "under the acme-corp org").
+Re-run: the GitHub rows of both models. 0.5B: labelled tool 93.4% → **93.8%** (272 of 290, that request,
+every other call the same), routed 78.3% / 93.4% → **93.9%** / 74.6% → **74.9%**, 17 of 18 turns, no leaks,
+the first argument token 7.5× sooner (333 against 2,510 ms), 28 tokens computed per turn against 275
+(89.8%). 1.5B: labelled tool 92.8% → 93.1%, routed 92.6% → 93.0% / 74.0% → 74.3%, 14 of 18 turns. Routing's
+rules of the session move no request of the odd half among the 117 GitHub tools, and no BFCL request has
+an `owner_type`, so the BFCL rows stand.
 Session 54 added two argument rules (`docs/arguments.md`: the value a request renames something to goes to
 the key named for a new name; a string the request states in other letters' case is spelt as the request
 spells it, which the eval, comparing without case, cannot see). Re-run: the GitHub 0.5B rows, labelled
