@@ -340,10 +340,13 @@ class SessionWindow:
         repository, number or path of their own, so among many servers they go to whatever tool shares a
         word (Playwright's ``browser_close``). When the intent points back and names no slot itself, the
         kinds its window's requests named count as its own (docs/routing.md: among 1,317 tools 3 of 18
-        dialogue follow-ups fixed, none broken; 1 of 166 requests after an unrelated turn lost)."""
+        dialogue follow-ups fixed, none broken; 1 of 166 requests after an unrelated turn lost). A number
+        counts too when the last turn's result numbers its records: "label it bug" after "open an issue
+        …" points at the new issue's number, which ``label_write`` (a repository's labels) cannot take."""
         if not self.turns or not refers_back(intent) or query_slots(intent):
             return frozenset()
-        return frozenset().union(*(query_slots(turn.intent) for turn in self.turns))
+        numbered = frozenset({"number"}) if self.turns[-1].numbers else frozenset()
+        return numbered.union(*(query_slots(turn.intent) for turn in self.turns))
 
     def last_tool(self) -> str | None:
         """The name of the tool the session called last."""

@@ -570,6 +570,11 @@ def test_what_a_follow_up_carries_from_its_window(embedder: Embedder) -> None:
     assert window.carried_slots("close it") == {"number", "repo"}
     assert window.carried_slots("close issue 7 too") == frozenset()  # names its own number
     assert window.carried_slots("list notifications") == frozenset()  # does not point back
+    created = SessionWindow()
+    created.add("open an issue in mkovacs/blog titled 'Dark mode'", "create_issue", {}, '{"id": 33, "number": 73}')
+    assert created.carried_slots("label it bug") == {"number", "repo"}  # the new issue has a number
+    created.add("label it bug", "update_issue_labels", {}, '{"status": "ok"}')
+    assert created.carried_slots("and pin it") == {"repo"}  # the last result numbers nothing
     numbered = {"properties": {"owner": {}, "repo": {}, "issue_number": {"type": "integer"}}}
     docs = [
         RouteDoc.of_tool("gh__update_issue_state", "update_issue_state", "", [], numbered, None, "github"),
