@@ -310,7 +310,10 @@ the odd half stands to the decimal, all 166 at N = 250 82.5% → **83.1%** and a
 **80.7%**, dialogue follow-ups with their window 72.2% → **77.8%** at N = 250 and 61.1% → **66.7%** at
 all tools ("start a pending review on it, don't submit yet"). The refit kept every weight and floor. And
 "history" stands for "log" where a registry never says it (`lexical.SYNONYMS`): the local servers 37 →
-**38 of 65** ("show the history of the repository" reaches `git_log`), nothing else moved. Last, a follow-up
+**38 of 65** ("show the history of the repository" reaches `git_log`), nothing else moved; where a registry
+names a word with and without "un" (`git_diff_staged`, `git_diff_unstaged`), a state the request denies
+lowers the tool named for it (`mood.denied_words`): the local servers 38 → **39 of 65** ("show me the diff of
+what I haven't staged yet"), nothing else moved. Last, a follow-up
 that points back carries a number when the last turn's result numbers its records
 (`SessionWindow.carried_slots`): "label it bug" after "open an issue …" reaches `update_issue_labels`, not
 `label_write`; follow-ups 77.8% → **83.3%** at N = 250, 66.7% → **72.2%** at all tools, 88.9% → 94.4% at N =

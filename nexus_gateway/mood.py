@@ -152,6 +152,32 @@ def named_for(verb: str, name: str) -> bool:
     return bool(words) and form.fullmatch(words[0]) is not None
 
 
+# A state the request denies: "the diff of what I haven't staged yet", "review threads that are not resolved".
+_DENIAL = re.compile(
+    r"\b(?:not|never|(?:have|has|is|are|was|were|did|do|does)n'?t)\s+(?:(?:yet|been|ever|really)\s+)?([a-z]+)\b",
+    re.I,
+)
+
+
+def denied_words(text: str) -> tuple[str, ...]:
+    """The words ``text`` denies, lower-cased; quoted values left out."""
+    return tuple(match.group(1).lower() for match in _DENIAL.finditer(VALUE_SPAN.sub(" ", text)))
+
+
+def opposed_name_words(names: Iterable[str]) -> frozenset[str]:
+    """The words of tool names that another name says with "un" ("staged" beside ``git_diff_unstaged``,
+    "resolve" beside ``unresolve_review_thread``): where a registry names both states, a request that
+    denies one wants the other."""
+    words = {word for name in names for word in split_identifier(name).lower().split()}
+    return frozenset(word for word in words if len(word) > 3 and f"un{word}" in words)
+
+
+def denies(word: str, denied: Sequence[str]) -> bool:
+    """Whether one of the ``denied`` words is ``word`` or an inflection of it ("starred" for "star")."""
+    form = _inflection_of(word)
+    return any(form.fullmatch(said) for said in denied)
+
+
 def _this_call(text: str) -> str:
     """``text`` without what asks for no change now: a change it reports ("did anyone close #12?"), one
     the user will make later ("so I can resolve them") or one it refuses ("don't delete the branch")."""

@@ -57,7 +57,10 @@ from .mood import (
     ToolObjects,
     asked_changes,
     asked_objects,
+    denied_words,
+    denies,
     named_for,
+    opposed_name_words,
     refused_changes,
     request_mood,
     spelled_verbs,
@@ -372,6 +375,12 @@ class Router:
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
         # the word each tool's name leads with, the verb it is named for; none for a reader
         self.name_heads = ["" if d.mood == READ else (split_identifier(d.name).split() or [""])[0] for d in ordered]
+        # the words a registry names with and without "un" (git's "staged" and "unstaged"), and their rows
+        name_words = [set(split_identifier(d.name).lower().split()) for d in ordered]
+        self.opposed_rows = {
+            word: np.array([word in words for words in name_words], dtype=np.float32)
+            for word in opposed_name_words(d.name for d in ordered)
+        }
         self.changes = ChangeVocabulary(token for d in ordered if d.mood != READ for token in d.tokens)
         self.object_changes = ObjectChanges((d.mood, d.tokens, d.objects) for d in ordered)
         self.successors = successor_rows(ordered)
@@ -469,6 +478,10 @@ class Router:
         if refused:
             # "don't submit anything yet": the tool named for a change the request refuses is its opposite
             fused = fused - np.float32(calibration.mood_weight) * self.named_for_any(refused)
+        denied = denied_words(readable) if calibration.mood_weight and self.opposed_rows else ()
+        for word in (word for word in self.opposed_rows if denied and denies(word, denied)):
+            # "what I haven't staged": where the registry names both states, the one denied is the other's
+            fused = fused - np.float32(calibration.mood_weight) * self.opposed_rows[word]
         if len(self.successors):
             # what a request finds in a retired tool it finds in its successor, which ranks above it
             retired, successor = self.successors[:, 0], self.successors[:, 1]

@@ -31,7 +31,9 @@ from nexus_gateway.mood import (
     ObjectChanges,
     asked_changes,
     asked_objects,
+    denied_words,
     named_for,
+    opposed_name_words,
     refused_changes,
     request_mood,
     spelled_verbs,
@@ -866,6 +868,29 @@ def test_a_tool_named_for_a_change_the_request_refuses_ranks_lower(embedder: Emb
     )
     assert weighed["gh__pull_request_review_write"] == pytest.approx(plain["gh__pull_request_review_write"], abs=1e-5)
     assert max(weighed, key=weighed.__getitem__) == "gh__pull_request_review_write"
+
+
+def test_a_state_the_request_denies_lowers_the_tool_named_for_it_beside_its_opposite(embedder: Embedder) -> None:
+    """git's server names both states, ``git_diff_staged`` and ``git_diff_unstaged``: "what I haven't staged
+    yet" wants the second, though it says the first's word."""
+    assert denied_words("show me the diff of what I haven't staged yet") == ("staged",)
+    assert denied_words("review threads that are not resolved; say 'not staged'") == ("resolved",)
+    assert opposed_name_words(["git_diff_staged", "git_diff_unstaged", "unit_convert", "it_works"]) == {"staged"}
+    names = ("git_diff_staged", "git_diff_unstaged")
+    docs = [RouteDoc(f"git__{name}", name, "Shows changes.", ["diff", "change"], mood=READ) for name in names]
+    vector = embedder.embed_document("git diff: shows changes")
+
+    def scores(request: str, weight: float) -> dict[str, float]:
+        router = Router(embedder, docs, np.stack([vector, vector]), Calibration(floor=-9.0, mood_weight=weight))
+        return {c.id: c.score for c in router.route(request).candidates}
+
+    request = "show the diff of what I haven't staged yet"
+    denied, plain = scores(request, 0.3), scores(request, 0.0)
+    assert plain["git__git_diff_staged"] > plain["git__git_diff_unstaged"]  # the word draws the staged diff
+    assert denied["git__git_diff_staged"] == pytest.approx(plain["git__git_diff_staged"] - 0.3, abs=1e-5)
+    assert denied["git__git_diff_unstaged"] > denied["git__git_diff_staged"]
+    said = scores("show the diff of what I have staged", 0.3)
+    assert said["git__git_diff_staged"] > said["git__git_diff_unstaged"]  # said, not denied: no penalty
 
 
 def test_misspelt_verbs_are_spelt_right_for_the_readers_of_verbs(embedder: Embedder) -> None:
