@@ -479,9 +479,10 @@ class Router:
             # "don't submit anything yet": the tool named for a change the request refuses is its opposite
             fused = fused - np.float32(calibration.mood_weight) * self.named_for_any(refused)
         denied = denied_words(readable) if calibration.mood_weight and self.opposed_rows else ()
-        for word in (word for word in self.opposed_rows if denied and denies(word, denied)):
-            # "what I haven't staged": where the registry names both states, the one denied is the other's
-            fused = fused - np.float32(calibration.mood_weight) * self.opposed_rows[word]
+        for word, rows in self.opposed_rows.items() if denied else ():
+            if denies(word, denied):
+                # "what I haven't staged": where the registry names both states, the denied one is not wanted
+                fused = fused - np.float32(calibration.mood_weight) * rows
         if len(self.successors):
             # what a request finds in a retired tool it finds in its successor, which ranks above it
             retired, successor = self.successors[:, 0], self.successors[:, 1]
