@@ -136,20 +136,28 @@ def _inflection_of(verb: str) -> re.Pattern[str]:
 _REFUSABLE_FORMS = {verb: _inflection_of(verb) for verb in _REFUSABLE}
 
 
+def inflects(word: str, verb: str) -> bool:
+    """Whether ``word`` (lower-case) is ``verb`` or an inflection of it ("starred" for "star")."""
+    form = _REFUSABLE_FORMS.get(verb) or _inflection_of(verb)
+    return form.fullmatch(word) is not None
+
+
+def _refused_verbs(words: Sequence[str]) -> tuple[str, ...]:
+    """The verbs of change that ``words`` (each said after a refusal) inflect, in their plain form."""
+    return tuple(verb for verb in _REFUSABLE if any(inflects(word, verb) for word in words))
+
+
 def refused_changes(text: str) -> tuple[str, ...]:
     """The verbs of change ``text`` says not to do, in their plain form; quoted values left out."""
     words = [match.group(1).lower() for match in _REFUSAL.finditer(VALUE_SPAN.sub(" ", text))]
-    if not words:
-        return ()
-    return tuple(verb for verb, form in _REFUSABLE_FORMS.items() if any(form.fullmatch(word) for word in words))
+    return _refused_verbs(words) if words else ()
 
 
 def named_for(verb: str, name: str) -> bool:
     """Whether a tool's name leads with ``verb`` (or an inflection of it): ``merge_pull_request``, not
     ``pull_request_read`` for "request"."""
     words = split_identifier(name).lower().split()
-    form = _REFUSABLE_FORMS.get(verb) or _inflection_of(verb)
-    return bool(words) and form.fullmatch(words[0]) is not None
+    return bool(words) and inflects(words[0], verb)
 
 
 # A state the request denies: "the diff of what I haven't staged yet", "review threads that are not resolved".
@@ -174,8 +182,7 @@ def opposed_name_words(names: Iterable[str]) -> frozenset[str]:
 
 def denies(word: str, denied: Sequence[str]) -> bool:
     """Whether one of the ``denied`` words is ``word`` or an inflection of it ("starred" for "star")."""
-    form = _inflection_of(word)
-    return any(form.fullmatch(said) for said in denied)
+    return any(inflects(said, word) for said in denied)
 
 
 def _this_call(text: str) -> str:
@@ -185,8 +192,8 @@ def _this_call(text: str) -> str:
 
 
 def _unless_refused(match: re.Match[str]) -> str:
-    word = match.group(1).lower()
-    return " " if any(form.fullmatch(word) for form in _REFUSABLE_FORMS.values()) else match.group(0)
+    """A refusal (``_REFUSAL``) blanked when what it refuses is a verb of change, else left as it is."""
+    return " " if _refused_verbs((match.group(1).lower(),)) else match.group(0)
 
 
 def request_mood(text: str) -> float | None:

@@ -59,7 +59,7 @@ from .mood import (
     asked_objects,
     denied_words,
     denies,
-    named_for,
+    inflects,
     opposed_name_words,
     refused_changes,
     request_mood,
@@ -373,10 +373,12 @@ class Router:
         self.affords["path"] = np.where(directories, np.float32(0), self.affords["path"])
         self.platforms = PlatformIndex([d.server for d in ordered], [f"{d.name} {d.description}" for d in ordered])
         self.moods = np.array([np.nan if d.mood is None else d.mood for d in ordered], dtype=np.float32)
+        name_words = [split_identifier(d.name).lower().split() for d in ordered]
         # the word each tool's name leads with, the verb it is named for; none for a reader
-        self.name_heads = ["" if d.mood == READ else (split_identifier(d.name).split() or [""])[0] for d in ordered]
+        self.name_heads = [
+            "" if d.mood == READ or not words else words[0] for d, words in zip(ordered, name_words, strict=True)
+        ]
         # the words a registry names with and without "un" (git's "staged" and "unstaged"), and their rows
-        name_words = [set(split_identifier(d.name).lower().split()) for d in ordered]
         self.opposed_rows = {
             word: np.array([word in words for words in name_words], dtype=np.float32)
             for word in opposed_name_words(d.name for d in ordered)
@@ -494,7 +496,8 @@ class Router:
 
     def named_for_any(self, verbs: Sequence[str]) -> np.ndarray:
         """1 for each row whose tool, not a reader, is named for one of ``verbs`` (``mood.named_for``)."""
-        return np.array([any(named_for(verb, head) for verb in verbs) for head in self.name_heads], dtype=np.float32)
+        rows = [bool(head) and any(inflects(head, verb) for verb in verbs) for head in self.name_heads]
+        return np.array(rows, dtype=np.float32)
 
     def unmade(self, readable: str) -> tuple[str, ...]:
         """The verbs of change ``readable`` (a request, its verbs spelt right) asks with when no tool here
