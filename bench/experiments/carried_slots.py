@@ -8,6 +8,9 @@ dev requests routed after one unrelated turn (another GitHub request, or a BFCL 
 random), which a request with "it" or "my" would wrongly inherit from.
 
     python bench/experiments/carried_slots.py
+
+Since session 55 it also prints what a result that numbers its record costs those single requests
+(``SessionWindow.carried_slots`` carries a number after one).
 """
 
 from __future__ import annotations
@@ -24,11 +27,16 @@ from nexus_gateway.evaluation import load_queries, sign_test_p
 from nexus_gateway.window import SessionWindow
 
 
-def window_of(intents: list[str]) -> SessionWindow:
+def window_of(intents: list[str], result: str = "{}") -> SessionWindow:
     window = SessionWindow()
     for intent in intents:
-        window.add(intent, "", {}, "{}")
+        window.add(intent, "", {}, result)
     return window
+
+
+# A result that numbers its record, as an opened issue's does: since session 55 a follow-up that points back
+# after it carries a number too.
+NUMBERED = '{"id": 3300112233, "number": 73}'
 
 
 class Routed:
@@ -51,8 +59,16 @@ class Routed:
         tool = self.tools[int(chosen)]
         return tool.file == 0 and tool.name in acceptable
 
-    def compare(self, cases: list[tuple[str, SessionWindow, list[str]]]) -> str:
-        before = [self.right(i, w, a, False) for i, w, a in cases]
+    def compare(
+        self,
+        cases: list[tuple[str, SessionWindow, list[str]]],
+        against: list[tuple[str, SessionWindow, list[str]]] | None = None,
+    ) -> str:
+        """Right before (no slots carried, or with ``against``'s windows carried) and after (carried)."""
+        if against is None:
+            before = [self.right(i, w, a, False) for i, w, a in cases]
+        else:
+            before = [self.right(i, w, a, True) for i, w, a in against]
         after = [self.right(i, w, a, True) for i, w, a in cases]
         fixed = sum(a and not b for a, b in zip(after, before, strict=True))
         broken = sum(b and not a for a, b in zip(after, before, strict=True))
@@ -83,6 +99,14 @@ def main() -> None:
         for kind, earlier in unrelated.items():
             cases = [(q["query"], window_of([e]), q["acceptable_tools"]) for q, e in zip(singles, earlier, strict=True)]
             print(f"  single requests after {kind}: {routed.compare(cases)}")
+        # the cost of the numbered-result rule: the same requests after the same unrelated GitHub requests,
+        # their result numbering a record against an empty one, both with the window's slots carried
+        earlier = unrelated["another GitHub request"]
+        numbered = [
+            (q["query"], window_of([e], NUMBERED), q["acceptable_tools"]) for q, e in zip(singles, earlier, strict=True)
+        ]
+        empty = [(q["query"], window_of([e]), q["acceptable_tools"]) for q, e in zip(singles, earlier, strict=True)]
+        print(f"  … after a GitHub request whose result numbers a record: {routed.compare(numbered, empty)}")
 
 
 if __name__ == "__main__":
