@@ -16,9 +16,18 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol, TypeVar
 
-from .lexical import STOPWORDS, SYNONYMS, VALUE_SPAN, one_edit_apart, split_identifier, tokenize
+from .lexical import (
+    STOPWORDS,
+    SYNONYMS,
+    VALUE_SPAN,
+    one_edit_apart,
+    schema_enum_values,
+    split_identifier,
+    tokenize,
+)
 
 READ, WRITE = 1.0, 0.0
 
@@ -172,11 +181,11 @@ def denied_words(text: str) -> tuple[str, ...]:
     return tuple(match.group(1).lower() for match in _DENIAL.finditer(VALUE_SPAN.sub(" ", text)))
 
 
-def opposed_name_words(names: Iterable[str]) -> frozenset[str]:
-    """The words of tool names that another name says with "un" ("staged" beside ``git_diff_unstaged``,
-    "resolve" beside ``unresolve_review_thread``): where a registry names both states, a request that
-    denies one wants the other."""
-    words = {word for name in names for word in split_identifier(name).lower().split()}
+def opposed_name_words(name_words: Iterable[Iterable[str]]) -> frozenset[str]:
+    """The words of tool names (each name's lower-cased words) that another name says with "un"
+    ("staged" beside ``git_diff_unstaged``, "resolve" beside ``unresolve_review_thread``): where a
+    registry names both states, a request that denies one wants the other."""
+    words = {word for name in name_words for word in name}
     return frozenset(word for word in words if len(word) > 3 and f"un{word}" in words)
 
 
@@ -265,16 +274,19 @@ _SAME_OPERATION = {
 _ADD = re.compile(r"\badd\b", re.I)
 
 
-def asked_changes(text: str) -> list[str]:
+@lru_cache(maxsize=64)
+def asked_changes(text: str) -> tuple[str, ...]:
     """The verbs of change a request asks with, its values left out ("post 'fix it, then close'" asks
     to post only); none unless one of them only ever means a change (``_WRITE_VERB``), since a word
-    such as "watch" or "set" is a verb only at the head of a clause and a noun elsewhere."""
+    such as "watch" or "set" is a verb only at the head of a clause and a noun elsewhere. Cached: one
+    route asks it of the same request up to three times (the mood weights, the object changes and
+    the abstention's reason)."""
     text = VALUE_SPAN.sub(" ", _this_call(text))
-    strong = [match.group(1).lower() for match in _WRITE_VERB.finditer(text)]
+    strong = tuple(match.group(1).lower() for match in _WRITE_VERB.finditer(text))
     if not strong:
-        return []
-    clause_heads = [match.group(1).lower() for match in _CLAUSE_WRITE_VERB.finditer(text)]
-    return strong + clause_heads + [match.group(0).lower() for match in _ADD.finditer(text)]
+        return ()
+    clause_heads = tuple(match.group(1).lower() for match in _CLAUSE_WRITE_VERB.finditer(text))
+    return strong + clause_heads + tuple(match.group(0).lower() for match in _ADD.finditer(text))
 
 
 class ChangeVocabulary:
@@ -350,13 +362,7 @@ class ToolObjects:
     def of_tool(cls, name: str, schema: dict[str, Any] | None) -> ToolObjects:
         properties = (schema or {}).get("properties")
         properties = properties if isinstance(properties, dict) else {}
-        options = " ".join(
-            str(option)
-            for spec in properties.values()
-            if isinstance(spec, dict)
-            for option in spec.get("enum") or ()
-            if isinstance(option, str)
-        )
+        options = " ".join(schema_enum_values(schema))  # nested objects' and array items' options too
         fields = " ".join(split_identifier(str(key)) for key in properties)
         return cls(frozenset(tokenize(name)), frozenset(tokenize(options)), frozenset(tokenize(fields)))
 

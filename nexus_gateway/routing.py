@@ -381,7 +381,7 @@ class Router:
         # the words a registry names with and without "un" (git's "staged" and "unstaged"), and their rows
         self.opposed_rows = {
             word: np.array([word in words for words in name_words], dtype=np.float32)
-            for word in opposed_name_words(d.name for d in ordered)
+            for word in opposed_name_words(name_words)
         }
         self.changes = ChangeVocabulary(token for d in ordered if d.mood != READ for token in d.tokens)
         self.object_changes = ObjectChanges((d.mood, d.tokens, d.objects) for d in ordered)

@@ -672,16 +672,22 @@ def test_a_number_from_an_earlier_turn_goes_to_the_key_its_kind_names() -> None:
     assert window_numbers_placed(both, logs, window.number_kinds()) == both
 
 
-def test_a_pull_requests_source_is_the_branch_the_session_worked_on() -> None:
-    pull = {
-        "properties": {
-            "owner": {"type": "string"},
-            "head": {"type": "string", "description": "Branch containing changes"},
-            "base": {"type": "string", "description": "Branch to merge into"},
-        }
-    }
+def owner_and(**described: str) -> dict[str, Any]:
+    """A schema of an owner and string properties with these descriptions."""
+    properties = {name: {"type": "string", "description": text} for name, text in described.items()}
+    return {"properties": {"owner": {"type": "string"}, **properties}}
+
+
+def session_on_branch_docs_guide() -> SessionWindow:
+    """A session whose one turn made the branch docs/guide."""
     window = SessionWindow()
     window.add("create branch docs/guide off main in h/c", "create_branch", {"owner": "h", "branch": "docs/guide"}, {})
+    return window
+
+
+def test_a_pull_requests_source_is_the_branch_the_session_worked_on() -> None:
+    pull = owner_and(head="Branch containing changes", base="Branch to merge into")
+    window = session_on_branch_docs_guide()
     window.add("add docs/API.md on that branch", "create_or_update_file", {"owner": "h", "branch": "docs/guide"}, {})
     wrong = {"owner": "h", "head": "docs/API.md", "base": "main"}
     said = "open a PR for it into main"
@@ -697,15 +703,8 @@ def test_a_pull_requests_source_is_the_branch_the_session_worked_on() -> None:
 
 
 def test_that_branch_is_the_branch_the_session_worked_on() -> None:
-    files = {
-        "properties": {
-            "owner": {"type": "string"},
-            "path": {"type": "string", "description": "Path where to create/update the file"},
-            "branch": {"type": "string", "description": "Branch to create/update the file in"},
-        }
-    }
-    window = SessionWindow()
-    window.add("create branch docs/guide off main in h/c", "create_branch", {"owner": "h", "branch": "docs/guide"}, {})
+    files = owner_and(path="Path where to create/update the file", branch="Branch to create/update the file in")
+    window = session_on_branch_docs_guide()
     said = "add a file docs/API.md on that branch containing '# API'"
     wrong = {"owner": "h", "path": "docs/API.md", "branch": "docs/API.md"}  # the 0.5B model, dialogue 7
     assert pointed_branch(wrong, files, said, window.branches())["branch"] == "docs/guide"

@@ -875,7 +875,8 @@ def test_a_state_the_request_denies_lowers_the_tool_named_for_it_beside_its_oppo
     yet" wants the second, though it says the first's word."""
     assert denied_words("show me the diff of what I haven't staged yet") == ("staged",)
     assert denied_words("review threads that are not resolved; say 'not staged'") == ("resolved",)
-    assert opposed_name_words(["git_diff_staged", "git_diff_unstaged", "unit_convert", "it_works"]) == {"staged"}
+    names_words = [name.split("_") for name in ("git_diff_staged", "git_diff_unstaged", "unit_convert", "it_works")]
+    assert opposed_name_words(names_words) == {"staged"}
     names = ("git_diff_staged", "git_diff_unstaged")
     docs = [RouteDoc(f"git__{name}", name, "Shows changes.", ["diff", "change"], mood=READ) for name in names]
     vector = embedder.embed_document("git diff: shows changes")
@@ -1031,9 +1032,9 @@ def test_a_change_no_tool_makes_abstains(embedder: Embedder) -> None:
     the tools that do another thing to the same issue took it. No writing tool says "lock" in any form
     or by a word for the same operation (a reader that reports whether an issue is locked makes no
     lock), so every tool counts as a mismatch of the request's mood and the request abstains."""
-    assert asked_changes("Lock the conversation on issue 57, it's getting heated.") == ["lock"]
-    assert asked_changes("Post 'please merge and close' on issue 5") == ["post"]  # the quote asks nothing
-    assert asked_changes("did anyone close #12?") == [] and asked_changes("watch the repo") == []
+    assert asked_changes("Lock the conversation on issue 57, it's getting heated.") == ("lock",)
+    assert asked_changes("Post 'please merge and close' on issue 5") == ("post",)  # the quote asks nothing
+    assert asked_changes("did anyone close #12?") == () and asked_changes("watch the repo") == ()
     vocabulary = ChangeVocabulary(["assigne", "block", "closed", "comment", "add", "updat"])
     assert vocabulary.says("assign") and vocabulary.says("close") and not vocabulary.says("lock")
     assert vocabulary.makes_none_of(["lock"]) and not vocabulary.makes_none_of(["lock", "assign"])
