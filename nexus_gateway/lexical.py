@@ -222,6 +222,9 @@ def _value_word(value: re.Match[str]) -> str:
     return " file " if file is not None and file.end() >= value.start() + len(whole) else " "
 
 
+_WORD_PAIR = re.compile(r"(?<![a-z0-9])(?=([a-z]{2,})[ -]([a-z]{2,})(?![a-z0-9]))")
+
+
 def without_values(query: str, *, value_kinds: bool = True) -> str:
     """``query`` with its argument values blanked out, for the lexical signal and the embedded query
     (``routing.embedded_intent``): the slot detectors still read them (a path says that the tool takes
@@ -379,7 +382,17 @@ class BM25Index:
                 terms.extend(synonyms)  # "create a folder" → directory, where the tools never say folder
             else:
                 terms.append(self.correct(token) or token)
-        return list(dict.fromkeys(terms))
+        return list(dict.fromkeys(terms + self._closed_compounds(query)))
+
+    def _closed_compounds(self, query: str) -> list[str]:
+        """Neighbouring words the registry writes as one ("check out" checkout, "set up" setup, "look
+        up" lookup, "time zone" timezone), the first no function word ("in it" is no init)."""
+        found = []
+        for a, b in _WORD_PAIR.findall(_CLITIC.sub("", query.lower())):
+            joined = stem(a + b)
+            if a not in QUERY_STOPWORDS and joined in self.postings and joined not in (stem(a), stem(b)):
+                found.append(joined)
+        return found
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (zeros where nothing matches)."""

@@ -221,3 +221,15 @@ def test_an_installed_package_caches_in_the_users_cache_folder(tmp_path: Path, m
     assert cache_module.default_cache_dir() == tmp_path / "site-packages" / "registry_cache"
     monkeypatch.setenv("NEXUS_CACHE_DIR", str(tmp_path / "mine"))
     assert cache_module.default_cache_dir() == tmp_path / "mine"
+
+
+def test_words_the_registry_writes_as_one_are_read_as_one() -> None:
+    """git's server says "checkout", the request "check out": apart, the two words matched
+    ``git_branch``'s "check" and nothing of ``git_checkout``."""
+    git = BM25Index([tokenize("git_checkout Switches branches"), tokenize("git_branch List branches, check them")])
+    assert git.query_terms("check out the branch feature/login") == ["check", "out", "branch", "checkout"]
+    assert git.top("check out the branch feature/login", 1)[0][0] == 0
+    # a function word does not open a compound ("in it" is no init), nor does a value ("'set up'")
+    init = BM25Index([tokenize("init a repository"), tokenize("setup a project")])
+    assert "init" not in init.query_terms("is there a README in it")
+    assert "setup" not in init.query_terms("post 'set up' on issue 4")
