@@ -8,7 +8,8 @@
     nexus-gateway ask    --config FILE "what to do, in one sentence" [--args JSON] [--yes]
     nexus-gateway models pull [NAME] | models list
 
-Every command reads the config with ``--config`` or ``--from-claude-desktop``. User errors print one
+Every command reads the config with ``--config`` or ``--from-claude-desktop``, given before or after
+the command's name (``nexus-gateway --config F ask …`` as with git's global options). User errors print one
 line on stderr and exit non-zero (``--traceback`` shows the whole story). Logs go to stderr only.
 
 The commands that run a gateway import it (and with it the MCP SDK, about two seconds here) when they
@@ -75,16 +76,39 @@ CLAUDE_DESKTOP_CONFIGS = (
 )
 
 
+def config_source(args: argparse.Namespace) -> tuple[str | None, bool]:
+    """The config file given and whether it is Claude Desktop's: after the command (``ask --config F``)
+    or before it (``--config F ask``, where git and httpie users put a global option), else
+    ``NEXUS_CONFIG``. Two different files, one on each side, are a usage error, not a silent choice."""
+    given = [
+        (path, desktop)
+        for path, desktop in (
+            (getattr(args, "from_claude_desktop", None), True),
+            (getattr(args, "config", None), False),
+            (args.global_from_claude_desktop, True),
+            (args.global_config, False),
+        )
+        if path
+    ]
+    if len(set(given)) > 1:
+        raise ConfigError(
+            "two configurations given (--config and --from-claude-desktop, before and after the command): pass one"
+        )
+    if given:
+        return given[0]
+    return os.environ.get("NEXUS_CONFIG"), False
+
+
 def config_path(args: argparse.Namespace) -> Path | None:
     """The file ``read_config`` reads (watched while serving)."""
-    path = args.from_claude_desktop or args.config or os.environ.get("NEXUS_CONFIG")
+    path, _ = config_source(args)
     return Path(path) if path else None
 
 
 def read_config(args: argparse.Namespace) -> GatewayConfig:
-    path = config_path(args)
-    if path is not None:
-        return load_claude_desktop(path) if args.from_claude_desktop else load_config(path)
+    path, desktop = config_source(args)
+    if path:
+        return load_claude_desktop(Path(path)) if desktop else load_config(Path(path))
     message = "no configuration: pass --config FILE (or set NEXUS_CONFIG) or --from-claude-desktop PATH"
     found = [p for p in (Path(os.path.expandvars(c)).expanduser() for c in CLAUDE_DESKTOP_CONFIGS) if p.is_file()]
     if found:
@@ -554,6 +578,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=str.upper,
     )
     parser.add_argument("--traceback", action="store_true", help="show full tracebacks on errors")
+    source = parser.add_mutually_exclusive_group()  # also after the command; either place works
+    source.add_argument("--config", "-c", dest="global_config", metavar="FILE", help="gateway config")
+    source.add_argument("--from-claude-desktop", dest="global_from_claude_desktop", metavar="PATH")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Command, help_text: str) -> argparse.ArgumentParser:

@@ -27,7 +27,7 @@ from .host_relay import HostLink
 from .journal import CallJournal, JournalCall, journal_path
 from .metrics import GatewayMetrics
 from .oauth import auth_folder
-from .pins import PINS_FILE, ToolPins
+from .pins import PINS_FILE, ToolPins, fingerprint
 from .registry import Registry, SearchHit, ToolEntry, matches_any
 from .router_service import RouterService
 from .routing import RouteResult
@@ -60,6 +60,9 @@ class Gateway:
         self.settings = config.settings
         self.cache = cache if cache is not None else RegistryCache(self.settings.cache_dir)
         self.pins = ToolPins(self.cache.root / PINS_FILE) if self.settings.pin_tools != "off" else None
+        # each changed tool's definition as last reported: the cached tools at start, the connect and
+        # every later review list the same change again, and it is said once
+        self._reported_pins: dict[tuple[str, str], str] = {}
         self.journal = CallJournal(journal_path(self.settings.journal, self.cache.root))
         self.registry = Registry(
             self.cache, unprefixed=self.settings.unprefixed, hide=self.settings.hide, disabled=disabled_tools(config)
@@ -159,13 +162,26 @@ class Gateway:
         if self.pins is None:
             return False
         changes = self.pins.review(server, tools)
-        for change in changes:
+        news = [c for c in changes if self._reported_pins.get((server, c.tool)) != fingerprint(c.current)]
+        self._reported_pins.update({(server, c.tool): fingerprint(c.current) for c in news})
+        held = ": held from hosts" if self.settings.pin_tools == "hold" else ""
+        # one line per server: a server whose dependencies moved changes every tool's schema at once
+        if len(news) == 1:
+            (change,) = news
             logger.warning(
                 "upstream %s changed tool %s since it was pinned (%s)%s; review it with `nexus-gateway pins`",
                 server,
                 change.tool,
                 ", ".join(change.fields()),
-                ": held from hosts" if self.settings.pin_tools == "hold" else "",
+                held,
+            )
+        elif news:
+            logger.warning(
+                "upstream %s changed %d tools since they were pinned%s: %s; review them with `nexus-gateway pins`",
+                server,
+                len(news),
+                held,
+                ", ".join(f"{change.tool} ({', '.join(change.fields())})" for change in news),
             )
         return self.settings.pin_tools == "hold" and self.registry.hold(server, {change.tool for change in changes})
 

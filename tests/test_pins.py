@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from conftest import fault_server, result_text, run_cli, stdio_gateway, write_config
+from conftest import fault_server, python_server, result_text, run_cli, stdio_gateway, write_config
 from mcp import ClientSession
 
 from nexus_gateway.pins import PINS_FILE, ToolPins
@@ -109,3 +109,24 @@ def test_gateways_sharing_the_pins_file_lose_no_pin(tmp_path: Path) -> None:
     assert all(writer.wait(timeout=120) == 0 for writer in writers)
     pinned = json.loads(path.read_text())
     assert len(pinned) == 4 * rounds, f"{4 * rounds - len(pinned)} servers' pins lost"
+
+
+def test_a_server_that_changed_many_tools_is_reported_in_one_line(tmp_path: Path) -> None:
+    """A server whose dependencies moved (an npx install resolving a newer schema library) changes every
+    tool's schema at once: one warning names them all, not one line per tool. The config may also come
+    before the command, where git's and httpie's global options go."""
+    config = write_config(tmp_path / "config.json", {"time": {"command": python_server("mcp-server-time")}})
+    cache = tmp_path / "cache"
+    first = run_cli("status", "--config", str(config), cache=cache)
+    assert first.returncode == 0 and "pinned" not in first.stderr, first.stderr
+    pins = json.loads((cache / PINS_FILE).read_text())
+    for pin in pins["time"].values():  # as if each tool had been pinned with another description
+        pin["tool"]["description"] = "an older description"
+        pin["fingerprint"] = "0" * 64
+    (cache / PINS_FILE).write_text(json.dumps(pins))
+    again = run_cli("--config", str(config), "status", cache=cache)
+    assert again.returncode == 0, again.stderr
+    warnings = [line for line in again.stderr.splitlines() if "pinned" in line]
+    assert len(warnings) == 1, again.stderr
+    assert "upstream time changed 2 tools since they were pinned" in warnings[0]
+    assert "convert_time (description)" in warnings[0] and "get_current_time (description)" in warnings[0]
