@@ -580,7 +580,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--traceback", action="store_true", help="show full tracebacks on errors")
     source = parser.add_mutually_exclusive_group()  # also after the command; either place works
     source.add_argument("--config", "-c", dest="global_config", metavar="FILE", help="gateway config")
-    source.add_argument("--from-claude-desktop", dest="global_from_claude_desktop", metavar="PATH")
+    source.add_argument(
+        "--from-claude-desktop", dest="global_from_claude_desktop", metavar="PATH", help="front a Claude Desktop config"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Command, help_text: str) -> argparse.ArgumentParser:

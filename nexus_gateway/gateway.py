@@ -162,8 +162,9 @@ class Gateway:
         if self.pins is None:
             return False
         changes = self.pins.review(server, tools)
-        news = [c for c in changes if self._reported_pins.get((server, c.tool)) != fingerprint(c.current)]
-        self._reported_pins.update({(server, c.tool): fingerprint(c.current) for c in news})
+        prints = {(server, c.tool): fingerprint(c.current) for c in changes}
+        news = [c for c in changes if self._reported_pins.get((server, c.tool)) != prints[server, c.tool]]
+        self._reported_pins.update(prints)
         held = ": held from hosts" if self.settings.pin_tools == "hold" else ""
         # one line per server: a server whose dependencies moved changes every tool's schema at once
         if len(news) == 1:

@@ -222,6 +222,7 @@ def _value_word(value: re.Match[str]) -> str:
     return " file " if file is not None and file.end() >= value.start() + len(whole) else " "
 
 
+# Two neighbouring words (a space or a hyphen apart), for the compounds a registry writes as one word.
 _WORD_PAIR = re.compile(r"(?<![a-z0-9])(?=([a-z]{2,})[ -]([a-z]{2,})(?![a-z0-9]))")
 
 
