@@ -38,7 +38,7 @@ from . import eval_cli, model_store, splice_bench
 from .arg_types import positive_int
 from .config import GatewayConfig, load_claude_desktop, load_config
 from .exceptions import ConfigError, NexusError
-from .progress import progress_printer
+from .progress import ProgressPrinter
 from .validation import BLANK_INTENT, BLANK_QUERY, require_words
 
 if TYPE_CHECKING:
@@ -540,7 +540,7 @@ async def confirmed_at_the_terminal(report: dict[str, Any]) -> bool | None:
 
 def cmd_models_pull(args: argparse.Namespace) -> int:
     model = model_store.lookup(args.name)
-    path = model_store.pull(args.name, progress=progress_printer(f"assembling {model.filename}"))
+    path = model_store.pull(args.name, progress=ProgressPrinter(f"assembling {model.filename}"))
     sys.stderr.write(f"{model.name}: {path} ({model.size:,} bytes, sha256 verified)\n")
     sys.stdout.write(f"{path}\n")
     return ExitStatus.OK

@@ -31,7 +31,7 @@ from .evaluation import (
 from .exceptions import ConfigError
 from .ir import IR_TOKEN_BUDGET
 from .judge_fit import Judge, JudgeVerdict, judge_requests, judge_verdict
-from .progress import progress_printer
+from .progress import ProgressPrinter
 from .routing import Calibration
 from .vectors import VectorStore
 
@@ -200,7 +200,7 @@ def calibrate_judge(
     """``calibrate --judge``: the local LLM's pick on every request, each margin's fixes and breaks on
     stderr, and the verdict (judge_fit.py) with the model file's name."""
     judge, model = open_judge(args.model, args.threads)
-    progress = progress_printer("judging the router's best candidates")
+    progress = ProgressPrinter("judging the router's best candidates")
     verdict = judge_verdict(len(queries), judge_requests(evaluation, queries, query_vectors, size, judge, progress))
     sys.stderr.write(f"judge ({model}), p < {verdict.evidence_needed:.3g} needed:\n")
     for policy in verdict.policies:

@@ -21,7 +21,7 @@ from .engine import ContextOverflow, EngineError, EngineSettings, LlamaEngine
 from .exceptions import NexusError
 from .ir import choice_ir
 from .model_store import DEFAULT_MODEL, GGUF_MODELS, lookup, model_path, verify
-from .progress import progress_printer
+from .progress import ProgressPrinter
 from .registry import ToolEntry
 from .window import HeldCall, SessionWindow
 
@@ -129,10 +129,14 @@ class GenerationService:
         while True:
             self._tools_changed = anyio.Event()
             todo = await anyio.to_thread.run_sync(self._blocks_to_compile, entries())
-            progress = progress_printer("compiling tool blocks")
-            for done, (key, tokens) in enumerate(todo, 1):
-                await anyio.to_thread.run_sync(self._compile_one, key, tokens, limiter=self._limiter)
-                progress(done, len(todo))
+            progress, done = ProgressPrinter("compiling tool blocks"), 0
+            try:
+                for done, (key, tokens) in enumerate(todo, 1):
+                    await anyio.to_thread.run_sync(self._compile_one, key, tokens, limiter=self._limiter)
+                    progress(done, len(todo))
+            finally:
+                if 0 < done < len(todo):  # a one-shot command is done before the registry is
+                    progress.stopped(done, len(todo), "the rest compile while the gateway runs")
             if todo:
                 logger.info("schema blocks: %d compiled", len(todo))
             await self._tools_changed.wait()

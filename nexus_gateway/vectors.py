@@ -16,7 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from .cache import CacheCorrupt, RegistryCache, seal, unseal, write_atomic
-from .progress import progress_printer
+from .progress import ProgressPrinter
 
 
 class DocumentEmbedder(Protocol):
@@ -70,7 +70,7 @@ class VectorStore:
             else:
                 out[index] = cached
         if label and missing and progress is None:
-            progress = progress_printer(f"{label} ({len(missing)})")
+            progress = ProgressPrinter(f"{label} ({len(missing)})")
         for done, index in enumerate(missing, 1):
             out[index] = embedder.embed_document(texts[index])
             self.store(keys[index], out[index])

@@ -10,9 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import REPO, fault_server, gateway_env, node_server, python_server, run_cli, write_config
 
 from nexus_gateway.cache import RegistryCache
+from nexus_gateway.progress import ProgressPrinter
 
 
 def run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
@@ -300,3 +302,16 @@ def test_cache_shows_what_is_stale_and_prune_removes_only_that(tmp_path: Path) -
     stuck.rmdir()
     again = run("cache", "--config", str(config), cache=cache)
     assert "nothing stale" in again.stdout
+
+
+def test_progress_cut_short_says_so_and_ends_its_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """A one-shot ``ask`` is done before the registry's blocks are compiled: the bar's line ends with
+    where it stopped, and the command's own line starts on a line of its own."""
+    progress = ProgressPrinter("compiling tool blocks")
+    progress(1, 41)
+    progress.stopped(3, 41, "the rest compile while the gateway runs")
+    err = capsys.readouterr().err
+    assert err == (
+        "compiling tool blocks: 1/41\n"
+        "compiling tool blocks: stopped at 3/41 (the rest compile while the gateway runs)\n"
+    )
