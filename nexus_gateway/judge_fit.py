@@ -22,7 +22,7 @@ import numpy as np
 
 from .evaluation import GATE_EVIDENCE, RoutingEvaluation, sign_test_p
 from .ir import choice_ir
-from .mood import not_opposed
+from .mood import judge_candidates
 from .routing import JUDGE_CANDIDATES
 from .toolids import base_id
 
@@ -119,7 +119,7 @@ def judge_requests(
         )
         if not result.abstained and result.candidates:
             best = [evaluation.tools[int(c.id)] for c in result.candidates[:JUDGE_CANDIDATES]]
-            tools = not_opposed(query["query"], best)  # as ``routed_call`` shows them
+            tools = judge_candidates(query["query"], best)  # as ``routed_call`` shows them
             shown = [(base_id(t.server, t.name), choice_ir(t.name, t.schema, t.description)) for t in tools]
             pick = tools[judge(query["query"], shown)] if len(tools) > 1 else best[0]
             judged.append(JudgedRequest(result.margin, best[0].uid in accepted, pick.uid in accepted))

@@ -247,12 +247,23 @@ ToolT = TypeVar("ToolT", bound=_Tool)
 
 
 def not_opposed(request: str, tools: Sequence[ToolT]) -> list[ToolT]:
-    """The candidates whose mood does not contradict the request's: what the local LLM judge may choose
-    among. The router has already weighed the mismatch; the 0.5B judge, shown "add 2 and 3" with
-    ``git_add`` beside ``get-sum``, undid it by the shared word."""
+    """The candidates whose mood does not contradict the request's, for the local LLM judge
+    (``judge_candidates``). The router has already weighed the mismatch; the 0.5B judge, shown "add 2
+    and 3" with ``git_add`` beside ``get-sum``, undid it by the shared word."""
     wanted = request_mood(request)
     moods = [tool_mood(tool.name, tool.raw.get("annotations")) for tool in tools]
     return [tool for tool, mood in zip(tools, moods, strict=True) if wanted is None or mood is None or mood == wanted]
+
+
+def judge_candidates(request: str, tools: Sequence[ToolT]) -> list[ToolT]:
+    """What the local LLM judge chooses among: the router's best (``tools``, best first) whose mood does
+    not contradict the request's (``not_opposed``), and always the router's own first choice, which
+    ranked first with any mismatch already weighed. Dropping it let the judge overrule the router by a
+    mood the request only seemed to have: "check out the branch feature/login" reads as a look-up
+    ("check"), so ``git_checkout`` left the list and the judge chose ``git_branch`` (session 56;
+    ``judge_policies.py --mood-filter``, local set with the 0.5B: 64.6% → 66.2%)."""
+    kept = not_opposed(request, tools)
+    return kept if not tools or tools[0] in kept else [tools[0], *kept]
 
 
 # Verbs of change that tools rarely spell as the request does: each word here that a writing tool says

@@ -20,7 +20,7 @@ from .confirmation import WHY, confirmation_message, confirmation_reason, confir
 from .engine import ContextOverflow
 from .gateway import Gateway
 from .host_relay import HostLink
-from .mood import not_opposed
+from .mood import judge_candidates
 from .registry import ToolEntry
 from .routing import JUDGE_CANDIDATES, Candidate, RouteResult
 from .validation import BLANK_INTENT, require_words, validate_arguments
@@ -147,7 +147,7 @@ async def _call_intent(
             await gateway.generation.wait_settled()
     # a follow-up routed with the requests before it goes on with their tool; the judge would read it alone
     if arguments is None and elided is None and result.margin < gateway.judge_margin and gateway.generation.ready:
-        close = not_opposed(intent, [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]])
+        close = judge_candidates(intent, [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]])
     else:
         close = []
     if len(close) > 1:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,6 +34,7 @@ from nexus_gateway.mood import (
     asked_changes,
     asked_objects,
     denied_words,
+    judge_candidates,
     named_for,
     opposed_name_words,
     refused_changes,
@@ -1107,3 +1110,22 @@ def test_a_change_no_tool_makes_to_the_named_object_abstains(embedder: Embedder)
     assert router.route("Create a branch 'fix-login' in acme/web", allow_rerank=False).chosen == "gh__create_branch"
     off = Router(embedder, docs, vectors, Calibration(floor=-9.0, mood_weight=0.0))  # no mood, no reading of it
     assert not off.route("Delete the branch feature/dark-mode", allow_rerank=False).abstained
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A candidate as the judge's filter sees it: a name and the server's raw tool."""
+
+    name: str
+    raw: dict[str, Any]
+
+
+def test_the_judge_is_shown_the_routers_choice_and_the_tools_of_the_requests_mood() -> None:
+    """ "check out the branch" reads as a look-up ("check"), and git_checkout writes: the router ranked it
+    first anyway, so the judge may keep it, while another writing tool still leaves the list."""
+    writes, reads = {"annotations": {"readOnlyHint": False}}, {"annotations": {"readOnlyHint": True}}
+    checkout, branch, commit = Listed("git_checkout", writes), Listed("git_branch", reads), Listed("git_commit", writes)
+    request = "check out the branch feature/login"
+    assert request_mood(request) == READ
+    assert judge_candidates(request, [checkout, branch, commit]) == [checkout, branch]
+    assert judge_candidates(request, [branch, checkout, commit]) == [branch]  # one left: the router's stands

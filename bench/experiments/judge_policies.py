@@ -8,6 +8,13 @@ the 50 tools of ``tests/fixtures/local_registry.json``, uncalibrated as a new ga
 odd half of the GitHub dev requests at N = 250 with the stored calibration.
 
     python bench/experiments/judge_policies.py --model qwen2.5-coder-1.5b [--set local|github] --json OUT
+        [--mood-filter none|gateway|keep-first]
+
+``--mood-filter``: which candidates the judge is shown. ``none`` (the default, as sessions 30–55 ran
+it): all of them; ``gateway``: those whose mood does not contradict the request's
+(``mood.not_opposed``, as ``routed_call`` did in sessions 48–55); ``keep-first``: the same, but the
+router's own first choice always among them (``mood.judge_candidates``, the gateway since session 56).
+With one candidate left, the router's choice stands.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from nexus_gateway.engine import EngineSettings, LlamaEngine
 from nexus_gateway.evaluation import RoutingEvaluation, embed_tools, load_queries, load_registries, wilson
 from nexus_gateway.ir import choice_ir
 from nexus_gateway.model_store import lookup, model_path
+from nexus_gateway.mood import not_opposed
 from nexus_gateway.routing import Calibration
 from nexus_gateway.vectors import VectorStore
 
@@ -65,12 +73,23 @@ def warm_generator(model: str, threads: int) -> ArgumentGenerator:
     return generator
 
 
+def shown_candidates(request: str, best: list[Any], policy: str) -> list[Any]:
+    """The candidates the judge is shown under ``policy`` (the module docstring)."""
+    if policy == "none":
+        return best
+    kept = not_opposed(request, best)
+    if policy == "keep-first" and best[0] not in kept:
+        kept = [best[0], *kept]
+    return kept
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--set", choices=["local", "github"], default="local")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", required=True)
+    parser.add_argument("--mood-filter", choices=["none", "gateway", "keep-first"], default="none")
     args = parser.parse_args()
     tools, calibration, rows = local_setup() if args.set == "local" else github_setup()
     generator = warm_generator(args.model, args.threads)
@@ -85,11 +104,15 @@ def main() -> int:
 
         picks, seconds = {}, []
         for k in (3, 5):
-            candidates = [
-                (gateway_id(tools[i]), choice_ir(tools[i].name, tools[i].schema, tools[i].description)) for i in ids[:k]
-            ]
+            shown = shown_candidates(query["query"], [tools[i] for i in ids[:k]], args.mood_filter)
+            if len(shown) < 2:  # nothing to choose: the router's choice stands
+                picks[k], _ = ids[0], seconds.append(0.0)
+                continue
+            candidates = [(gateway_id(t), choice_ir(t.name, t.schema, t.description)) for t in shown]
             started = time.perf_counter()
-            picks[k] = ids[generator.choose_tool(query["query"], candidates).index]
+            picks[k] = ids[
+                [tools[i] for i in ids].index(shown[generator.choose_tool(query["query"], candidates).index])
+            ]
             seconds.append(time.perf_counter() - started)
         records.append(
             {
