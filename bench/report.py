@@ -326,7 +326,10 @@ word, so "in it" is no init). With the stored calibrations (`decisions_ab.py`): 
 (the odd half stands at 71.5%), nothing moved on GitHub or the irrelevant requests; this command refitted
 every registry to the same weights and floors. Two other lexical changes were measured and not kept
 (docs/routing.md): "-ee" agent nouns stemmed to their verb, and boolean parameters' names out of BM25's
-document.
+document. The judge now always keeps the router's first choice among its candidates
+(`mood.judge_candidates`); the held-out judge table below re-ran its local rows (both models) and the
+GitHub 0.5B row on this router (`judge_held_out.py`): `calibrate --judge` still keeps the judge off on
+both sets; the GitHub 1.5B row is session 31's.
 """
 
 
