@@ -27,7 +27,7 @@ from .host_relay import HostLink
 from .journal import CallJournal, JournalCall, journal_path
 from .metrics import GatewayMetrics
 from .oauth import auth_folder
-from .pins import PINS_FILE, ToolPins, fingerprint
+from .pins import PINS_FILE, ToolPins
 from .registry import Registry, SearchHit, ToolEntry, matches_any
 from .router_service import RouterService
 from .routing import RouteResult
@@ -162,26 +162,15 @@ class Gateway:
         if self.pins is None:
             return False
         changes = self.pins.review(server, tools)
-        prints = {(server, c.tool): fingerprint(c.current) for c in changes}
-        news = [c for c in changes if self._reported_pins.get((server, c.tool)) != prints[server, c.tool]]
-        self._reported_pins.update(prints)
-        held = ": held from hosts" if self.settings.pin_tools == "hold" else ""
-        # one line per server: a server whose dependencies moved changes every tool's schema at once
-        if len(news) == 1:
-            (change,) = news
+        news = [c for c in changes if self._reported_pins.get((server, c.tool)) != c.current_fingerprint]
+        self._reported_pins.update({(server, c.tool): c.current_fingerprint for c in changes})
+        if news:  # one line per server: a server whose dependencies moved changes every tool's schema at once
             logger.warning(
-                "upstream %s changed tool %s since it was pinned (%s)%s; review it with `nexus-gateway pins`",
+                "upstream %s changed %s since %s pinned%s: %s; review with `nexus-gateway pins`",
                 server,
-                change.tool,
-                ", ".join(change.fields()),
-                held,
-            )
-        elif news:
-            logger.warning(
-                "upstream %s changed %d tools since they were pinned%s: %s; review them with `nexus-gateway pins`",
-                server,
-                len(news),
-                held,
+                "1 tool" if len(news) == 1 else f"{len(news)} tools",
+                "it was" if len(news) == 1 else "they were",
+                ": held from hosts" if self.settings.pin_tools == "hold" else "",
                 ", ".join(f"{change.tool} ({', '.join(change.fields())})" for change in news),
             )
         return self.settings.pin_tools == "hold" and self.registry.hold(server, {change.tool for change in changes})

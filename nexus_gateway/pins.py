@@ -49,6 +49,7 @@ class PinChange:
     tool: str
     pinned: dict[str, Any]
     current: dict[str, Any]
+    current_fingerprint: str  # what a reviewer compares to tell a change seen before from a newer one
 
     def fields(self) -> list[str]:
         """Which fields differ (``description``, ``inputSchema``, …)."""
@@ -108,7 +109,7 @@ class ToolPins:
                 known[name] = {"fingerprint": print_, "tool": tool}
                 dirty = True
             elif pin["fingerprint"] != print_:
-                changes.append(PinChange(server, name, pin["tool"], tool))
+                changes.append(PinChange(server, name, pin["tool"], tool, print_))
                 if pin.get("pending", {}).get("fingerprint") != print_:
                     pin["pending"] = {"fingerprint": print_, "tool": tool}
                     dirty = True
@@ -122,7 +123,7 @@ class ToolPins:
     def pending(self) -> list[PinChange]:
         """Every change waiting for a review, across servers."""
         return [
-            PinChange(server, name, pin["tool"], pin["pending"]["tool"])
+            PinChange(server, name, pin["tool"], pin["pending"]["tool"], pin["pending"]["fingerprint"])
             for server, tools in sorted(self._read().items())
             for name, pin in sorted(tools.items())
             if "pending" in pin
