@@ -11,10 +11,14 @@
  * every cell of the cache on the next decode.
  *
  * F16 <-> F32 conversion is ggml's portable one (round to nearest even), no F16C needed.
+ *
+ * Also here, as the engine's other C helper: the check llama.cpp's abort callback makes (see
+ * abort_requested below).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -105,12 +109,26 @@ static PyObject *py_rerotate(PyObject *self, PyObject *args) {
     return result;
 }
 
+/*
+ * llama.cpp calls its abort callback between the nodes of every graph it computes, from its own threads.
+ * A Python callback would take the GIL hundreds of times per decode (and wait behind the event loop for
+ * it); this one reads a flag byte the engine owns, so a stopping gateway cuts a prefill short within
+ * a node instead of waiting seconds for the batch to finish.
+ */
+static bool abort_requested(void *flag) { return *(volatile unsigned char *)flag != 0; }
+
+static PyObject *py_abort_check_address(PyObject *self, PyObject *noargs) {
+    return PyLong_FromVoidPtr((void *)abort_requested);
+}
+
 static PyMethodDef methods[] = {
     {"rerotate", py_rerotate, METH_VARARGS,
      "rerotate(keys_f16, cos_f32, sin_f32, head_dim, n_rot, neox): rotate every head of keys in place"},
+    {"abort_check_address", py_abort_check_address, METH_NOARGS,
+     "address of bool abort_requested(void *flag): true once the byte at flag is non-zero"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kv", "KV block kernels: RoPE re-rotation", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kv", "KV block kernels: RoPE re-rotation; the engine's abort check", -1, methods};
 
 PyMODINIT_FUNC PyInit__kv(void) { return PyModule_Create(&module); }

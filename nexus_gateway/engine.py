@@ -45,6 +45,10 @@ class EngineError(NexusError):
     """The model could not be loaded or a decode failed."""
 
 
+class EngineStopped(EngineError):
+    """The engine was stopped (the gateway is shutting down): the decode in progress was cut short."""
+
+
 class ContextOverflow(EngineError):
     """A prompt, or a prompt and what is being generated after it, needs positions past the context."""
 
@@ -76,6 +80,16 @@ class GenerationBackend(Protocol):
 
 
 @functools.cache
+def _abort_check(llama_cpp: Any) -> Any:
+    """llama.cpp's abort callback as the native core's flag check (``native/rope.c``), or None without
+    the native core: a stop then waits for the batch being decoded to finish."""
+    try:
+        from . import _kv  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return llama_cpp.ggml_abort_callback(_kv.abort_check_address())
+
+
 def _silence_llama_logs(llama_cpp: Any) -> Any:
     """llama.cpp logs to stderr by default; keep it quiet (stdout is the stdio transport's anyway).
 
@@ -126,6 +140,10 @@ class LlamaEngine:
             llama_cpp.llama_model_free(self._model)
             raise EngineError(f"llama.cpp could not create a context of {settings.n_ctx} tokens")
         self._memory = llama_cpp.llama_get_memory(self._ctx)
+        self._stopping = ctypes.c_ubyte(0)  # read by llama.cpp's threads between graph nodes (``stop``)
+        self._abort_check = _abort_check(llama_cpp)  # kept referenced: llama.cpp holds the pointer
+        if self._abort_check is not None:
+            llama_cpp.llama_set_abort_callback(self._ctx, self._abort_check, ctypes.addressof(self._stopping))
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
         self._batch = llama_cpp.llama_batch_init(settings.n_batch, 0, 1)
         self.lock = threading.RLock()
@@ -194,6 +212,8 @@ class LlamaEngine:
         batch = self._batch
         step = self.settings.n_batch
         rows: list[np.ndarray] = []
+        if self._stopping.value:
+            raise EngineStopped("the model is stopping")
         for start in range(0, len(tokens), step):
             chunk = tokens[start : start + step]
             batch.n_tokens = len(chunk)
@@ -209,6 +229,8 @@ class LlamaEngine:
             code = self._ll.llama_decode(self._ctx, batch)
             while code == 1 and self.arena.evict_lru():  # no free cells: forget the least recently used prompt
                 code = self._ll.llama_decode(self._ctx, batch)
+            if code == 2 and self._stopping.value:
+                raise EngineStopped("the model is stopping")
             if code != 0:
                 raise EngineError(f"llama_decode failed with code {code}")
             if every:
@@ -291,6 +313,12 @@ class LlamaEngine:
 
     def drop(self, seq: int, start: int = 0, end: int = -1) -> None:
         self._ll.llama_memory_seq_rm(self._memory, seq, start, end)
+
+    def stop(self) -> None:
+        """Cut the decode in progress short and refuse new ones (``EngineStopped``), from any thread: a
+        stopping gateway need not wait out seconds of prefill (a fresh start's system prefix, a tool
+        block being compiled) that nobody will use."""
+        self._stopping.value = 1
 
     def close(self) -> None:
         with self.lock:

@@ -198,6 +198,7 @@ class Gateway:
             try:
                 yield self
             finally:
+                self.generation.stop()
                 group.cancel_scope.cancel()
                 self.journal.close()
 

@@ -7,6 +7,7 @@ checked (size and sha256 when it is a known default) before llama.cpp ever opens
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Collection
@@ -17,7 +18,7 @@ import anyio
 from .arguments import ArgumentGenerator, Generation, tool_blocks
 from .block_store import SchemaBlocks
 from .cache import RegistryCache
-from .engine import ContextOverflow, EngineError, EngineSettings, LlamaEngine
+from .engine import ContextOverflow, EngineError, EngineSettings, EngineStopped, LlamaEngine
 from .exceptions import NexusError
 from .ir import choice_ir
 from .model_store import DEFAULT_MODEL, GGUF_MODELS, lookup, model_path, verify
@@ -56,6 +57,8 @@ class GenerationService:
         self.schema_mode = schema_mode
         self.cache = cache
         self.generator: ArgumentGenerator | None = None
+        self._engine: LlamaEngine | None = None  # from its creation on, for ``stop`` to cut its work short
+        self._stopping = False
         self._tools_changed: anyio.Event | None = None  # made inside the event loop, by compile_blocks
         self.error: str | None = None
         self._limiter = anyio.CapacityLimiter(1)
@@ -80,7 +83,9 @@ class GenerationService:
             known = next((m for m in GGUF_MODELS.values() if model_path(m).name == path.name), None)
             if known is not None:
                 verify(path, known)
-            engine = LlamaEngine(EngineSettings(str(path), n_threads=self.threads))
+            engine = self._engine = LlamaEngine(EngineSettings(str(path), n_threads=self.threads))
+            if self._stopping:  # stopped while the model was loading
+                engine.stop()
             generator = ArgumentGenerator(engine, focused=self.schema_mode == "ir-focused")
             blocks = None
             if self.cache is not None:
@@ -94,6 +99,10 @@ class GenerationService:
             generator.warm(chooser=self.judge)  # what the prefix block does not hold (the chooser's prompt)
             if self.schema_mode != "ir-focused":  # the focused IR differs per request: no blocks
                 generator.blocks = blocks
+        except EngineStopped:
+            self.error = "stopped"
+            logger.info("argument generation: stopped while warming up")
+            return
         except (NexusError, EngineError, OSError) as exc:
             self.error = str(exc)
             logger.warning("argument generation off: %s", exc)
@@ -106,6 +115,13 @@ class GenerationService:
             await anyio.to_thread.run_sync(self.load, limiter=self._limiter)
         finally:
             self._settled_event().set()
+
+    def stop(self) -> None:
+        """The gateway is stopping: cut short the model's warm-up or a block's compilation now running
+        (seconds of prefill on a first start) instead of waiting for it; later decodes are refused."""
+        self._stopping = True
+        if self._engine is not None:
+            self._engine.stop()
 
     async def wait_settled(self) -> None:
         """Until the model has loaded or failed to (``error`` says why): for one-shot commands, which,
@@ -157,7 +173,9 @@ class GenerationService:
     def _compile_one(self, key: str, tokens: list[int]) -> None:
         blocks = self.generator.blocks if self.generator is not None else None
         if blocks is not None and not blocks.has(key):
-            blocks.compile(key, tokens)
+            # EngineStopped: the gateway is stopping; the block compiles on the next start
+            with contextlib.suppress(EngineStopped):
+                blocks.compile(key, tokens)
 
     def window(self, session: str) -> SessionWindow:
         """The window of one host session (the least recently used is forgotten beyond ``MAX_SESSIONS``)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import random
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from mcp.types import CallToolResult
 
 from nexus_gateway.arguments import ArgumentGenerator, Generation
 from nexus_gateway.decoding import _value_end, schema_grammar
-from nexus_gateway.engine import ContextOverflow, EngineSettings, LlamaEngine
+from nexus_gateway.engine import ContextOverflow, EngineSettings, EngineStopped, LlamaEngine
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.grounding import (
@@ -1558,6 +1560,34 @@ def test_the_same_request_gets_the_same_choice_cold_or_warm() -> None:
         cold = ArgumentGenerator(engine)  # not warmed
         choices = {cold.choose_tool("what time is it right now in Tokyo?", TIME_CANDIDATES).index for _ in range(3)}
         assert len(choices) == 1
+    finally:
+        engine.close()
+
+
+def test_a_stopped_engine_cuts_the_batch_it_is_decoding_short() -> None:
+    """A gateway stopping during its first start waited out the system prefix's prefill (5 s here, more
+    on a loaded machine) before it could exit; a second Ctrl+C did not help. ``stop`` now aborts inside
+    the batch: a 512-token prompt is one batch, so without the abort it would finish and return logits."""
+    engine = LlamaEngine(EngineSettings(str(model_path(lookup(DEFAULT_MODEL))), n_threads=1, n_ctx=1024))
+    try:
+        prompt = engine.tokenize("word " * 600)[:512]
+        outcome: list[BaseException | None] = []
+
+        def prefill() -> None:
+            try:
+                engine.cursor(prompt)
+                outcome.append(None)
+            except EngineStopped as exc:
+                outcome.append(exc)
+
+        worker = threading.Thread(target=prefill)
+        worker.start()
+        time.sleep(0.3)  # well into the batch: it takes seconds on one thread
+        engine.stop()
+        worker.join(60)
+        assert outcome and isinstance(outcome[0], EngineStopped), "the batch ran to its end"
+        with pytest.raises(EngineStopped):  # and nothing new starts
+            engine.cursor(engine.tokenize("hello"))
     finally:
         engine.close()
 
