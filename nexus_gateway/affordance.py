@@ -18,11 +18,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .lexical import FILE_PATTERN, QUOTED_TEXT, split_identifier
+from .lexical import FILE_PATTERN, QUOTED_TEXT, is_code_host_link, split_identifier
 
 SLOT_KINDS = ("repo", "number", "url", "path", "time")
 
-URL_PATTERN = re.compile(r"https?://\S+")
+# A URL, without the punctuation of the sentence it ends ("…/issues/88, change the title"): its last path
+# segment must stay the number it is
+URL_PATTERN = re.compile(r"https?://\S*[^\s.,;:!?)\]'\"]")
 REPO_PATTERN = re.compile(r"(?<![\w/.:-])[A-Za-z0-9][\w.-]*/[\w.-]*[A-Za-z0-9](?![\w/])")
 _NUMBER = re.compile(r"(?:#|\b)\d+\b")
 # A time of day ("10am", "3 p.m.", "17:30", "noon"): what a time parameter holds and no other slot does.
@@ -32,14 +34,19 @@ _CLOCK_TIME = re.compile(
     r"|noon\b|midnight\b)",
     re.I,
 )
+_LINK_PATH_NUMBER = re.compile(r"/\d+(?=[/#?]|$)")
 _REPO_WORD = re.compile(r"\brepo(?:sitory|sitories|s)?\b", re.I)
 
 
 def query_slots(text: str) -> frozenset[str]:
     """The slot kinds a request mentions."""
     found = set()
-    if URL_PATTERN.search(text):
+    for link in URL_PATTERN.findall(text):
         found.add("url")
+        if is_code_host_link(link):  # ".../lumen-ui/issues/310" names a repository and an issue
+            found.add("repo")
+            if _LINK_PATH_NUMBER.search(link):
+                found.add("number")
     rest = URL_PATTERN.sub(" ", text)
     if REPO_PATTERN.search(rest):
         found.add("repo")

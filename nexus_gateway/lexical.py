@@ -214,9 +214,70 @@ VALUE_SPAN = re.compile(
 )
 
 
+# A link into a code host's repository, and the words for what its path points at: a pasted
+# ".../lumen-ui/issues/310" says "issue" as plainly as the words "issue 310" would, and "Post 'Thanks!'
+# on <link>" read as "Post on" without them (session 57).
+_CODE_HOST_LINK = re.compile(
+    r"(?:https?://)?(?:www\.)?(?:github\.com|gitlab\.com|bitbucket\.org|codeberg\.org)"
+    r"/[\w.-]+/[\w.-]+(?:/-)?(?:/(?P<kind>[a-z_]+)(?:/(?P<sub>[a-z_-]+))?)?[^\s#]*(?:#(?P<anchor>[a-z_-]+))?"
+)
+_LINK_KINDS = {
+    "issues": "issue",
+    "pull": "pull request",
+    "pulls": "pull requests",
+    "merge_requests": "merge request",
+    "commit": "commit",
+    "commits": "commits",
+    "blob": "file",
+    "raw": "file",
+    "tree": "folder",
+    "releases": "release",
+    "tags": "tags",
+    "discussions": "discussion",
+    "wiki": "wiki",
+    "branches": "branches",
+    "labels": "label",
+    "milestone": "milestone",
+    "milestones": "milestones",
+    "compare": "compare",
+    "actions": "workflow",
+}
+_LINK_SUBKINDS = {
+    "runs": "run",
+    "jobs": "job",
+    "dependabot": "dependabot alert",
+    "code-scanning": "code scanning alert",
+}
+_LINK_ANCHORS = {"discussion_r": "comment", "issuecomment": "comment", "pullrequestreview": "review"}
+
+
+def is_code_host_link(link: str) -> bool:
+    """Whether ``link`` points into a repository on a code host (it names the repository)."""
+    return _CODE_HOST_LINK.match(link) is not None
+
+
+def _link_words(link: str) -> str:
+    """The words for what a code host's link points at ("issue", "pull request comment", "workflow run"),
+    or "" for any other link; the repository and the numbers it holds count as slots elsewhere
+    (``affordance.query_slots``)."""
+    match = _CODE_HOST_LINK.match(link)
+    if match is None:
+        return ""
+    kind, sub, anchor = match.group("kind"), match.group("sub"), match.group("anchor") or ""
+    words = [_LINK_KINDS.get(kind or "", "repository" if kind is None else "")]
+    if kind in ("actions", "security"):
+        words.append(_LINK_SUBKINDS.get(sub or "", ""))
+    words += [word for prefix, word in _LINK_ANCHORS.items() if anchor.startswith(prefix)]
+    return " ".join(w for w in words if w)
+
+
 def _value_word(value: re.Match[str]) -> str:
     """What a value leaves in the request: the word "file" for a file name (unquoted: "show me logo.png"
-    asks about a file, where "save 'notes.md'" may be any text), nothing for any other value."""
+    asks about a file, where "save 'notes.md'" may be any text), what a code host's link points at
+    ("issue" for ``…/issues/310``), nothing for any other value."""
+    links = _link_words(value.group(0))
+    if links:
+        return f" {links} "
     file = FILE_PATTERN.match(value.string, value.start())
     whole = value.group(0).rstrip(".,;:!?)")
     return " file " if file is not None and file.end() >= value.start() + len(whole) else " "

@@ -1048,6 +1048,10 @@ def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
     react = {"properties": {"comment_id": {"type": "number"}, "content": {"type": "string"}}}
     link = "thumbsdown this comment: https://github.com/p/e/pull/318#discussion_r1650022311"
     assert cued_numbers({"comment_id": 318}, react, link) == {"comment_id": 1650022311}
+    # the sentence's comma is not the link's: "…/pull/318, answer the comment" left ``pullNumber`` out
+    reply = {"properties": {"pullNumber": {"type": "number"}, "commentId": {"type": "number"}}}
+    answer = "In https://github.com/p/e/pull/318, answer the comment (id 1650022311): 'ok'"
+    assert cued_numbers({"commentId": 1650022311}, reply, answer) == {"commentId": 1650022311, "pullNumber": 318}
     ids = {"properties": {"notificationID": {"type": "string"}}}
     assert cued_numbers({}, ids, "mark notification id 1234 as read") == {"notificationID": "1234"}
     # a cue word of the key's description counts, after those of key names: "first" is ``head``'s

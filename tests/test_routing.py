@@ -643,7 +643,10 @@ async def test_search_tools_uses_the_router(gateway: ClientSession) -> None:
 
 def test_slot_affordances() -> None:
     assert query_slots("Open discussion #4521 in octo-org/app") == {"repo", "number"}
-    assert query_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url"}
+    # a code host's link names a repository, and the number of what it points at
+    assert query_slots("thumbsdown https://github.com/a/b/pull/1#discussion_r2") == {"url", "repo", "number"}
+    assert query_slots("fetch https://github.com/a/b") == {"url", "repo"}
+    assert query_slots("summarise https://example.com/blog/3") == {"url"}
     assert query_slots("open src/config/database.ts on release/2.4") == {"path", "repo"}
     # a number inside quoted text or a name with a slash is no issue's, a hash still marks one
     assert "number" not in query_slots("Post 'Tracking this for 2.5.' on the issue")
@@ -1028,6 +1031,37 @@ def test_a_named_repository_needs_a_tool_that_can_hold_it(embedder: Embedder) ->
     hosted = router.route("git blame lib/response.js in expressjs/express", allow_rerank=False)
     assert hosted.chosen == "github__get_file_blame"
     assert router.route("git blame lib/response.js", allow_rerank=False).chosen == "git-mcp-server__git_blame"
+
+
+def test_a_pasted_link_reads_as_what_it_points_at(embedder: Embedder) -> None:
+    """A link was a value blanked whole and a URL slot: "What have people been saying in the comments on
+    https://github.com/riverbank/payments/issues/57?" went to a web fetcher, and 23 of 43 GitHub dev
+    requests rewritten with links were routed right at N = 250 against 36 of the same requests as
+    written (session 57). A code host's link now leaves the words for what it points at ("issue", "pull
+    request", "file") and names a repository and a number; any other link stays a web page."""
+    assert without_values("Post 'Thanks!' on https://github.com/o/r/issues/310.").split() == ["Post", "on", "issue"]
+    assert without_values("see https://github.com/o/r/pull/3#discussion_r9").split() == [
+        "see", "pull", "request", "comment"
+    ]  # fmt: skip
+    assert without_values("see https://example.com/o/r/issues/310").split() == ["see"]
+    router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "pasted_link_tools.json")
+    chosen = {
+        request: router.route(request, allow_rerank=False).chosen
+        for request in (
+            "What have people been saying in the comments on https://github.com/riverbank/payments/issues/57?",
+            "has anyone approved https://github.com/vercel/next.js/pull/71234 yet?",
+            "grab the text of https://github.com/o/r/blob/main/README.md",
+            "summarise the page https://example.com/blog/post-1",
+            "fetch https://docs.python.org/3/library/re.html",
+        )
+    }
+    assert list(chosen.values()) == [
+        "github__issue_read",
+        "github__pull_request_read",
+        "github__get_file_contents",
+        "firecrawl-mcp__firecrawl_scrape",
+        "mcp-server-fetch__fetch",
+    ], chosen
 
 
 def test_a_change_no_tool_makes_abstains(embedder: Embedder) -> None:
