@@ -34,13 +34,15 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # framing verbs of a request ("I need to see", "I want", "tell me", "let me know", "what … will be like")
 # say that something is asked, not what: ``list_notifications`` says "needs to check" and "wants to see",
 # and a weather question's "like" matched whichever function says "like" (session 34; BFCL 6 of 956
-# requests better, none worse; GitHub, the irrelevant requests and the local servers do not move).
+# requests better, none worse; GitHub, the irrelevant requests and the local servers do not move). Its
+# inflections too: "remember that Bob likes tea" searched the file system with path "Bob", as
+# ``search_files`` says "Use pattern like '*.ext'" (session 57: it abstains now; nothing else moves).
 _QUERY_STOPWORD_TEXT = """
 what whats which who whom when where why how am was were been being have has had having did doing didn doesn
 don isn aren wasn weren hasn haven hadn won wouldn couldn shouldn mustn shan he him his she her hers herself
 himself they them their theirs themselves these those there here myself ours ourselves yours yourself
 yourselves itself just so very too then now once if because while such some other own ought cannot than
-further again nor show display need needs needed want wants wanted wanna like see know tell let
+further again nor show display need needs needed want wants wanted wanna like likes liked see know tell let
 """
 QUERY_STOPWORDS = STOPWORDS | frozenset(_QUERY_STOPWORD_TEXT.split())
 

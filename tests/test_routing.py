@@ -250,6 +250,11 @@ def test_real_words_are_no_typos_and_clitics_no_terms(embedder: Embedder) -> Non
     assert router.bm25.query_terms("brnach comit") == ["branch", "commit"]  # typos are still mended
     assert "name" in router.bm25.query_terms("the file named notes")  # as is an inflection the stem keeps
     assert tokenize("Alice's file, don't") == ["alice", "file", "don"]
+    # "like" was no query term but "likes" was: "remember that Bob likes tea" searched the file system with
+    # path "Bob" (search_files says "Use pattern like '*.ext'"); now no tool fits and the request abstains
+    assert router.bm25.query_terms("remember that Bob likes tea") == ["remember", "bob", "tea"]
+    uncalibrated = local_router(embedder, Calibration())  # as a new gateway routes: its default floor
+    assert uncalibrated.route("remember that Bob likes tea", allow_rerank=False).abstained
     # a word the tools never say stands for each of its synonyms they do: "plus" for get-sum's "sum"
     assert router.route("what is 7 plus 35").chosen == "everything__get-sum"
     # a sum changes nothing: not git_add (the gateway's default, no cross-encoder, which prefers git_add)
