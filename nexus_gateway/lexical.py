@@ -221,7 +221,7 @@ VALUE_SPAN = re.compile(
 # on <link>" read as "Post on" without them (session 57).
 _CODE_HOST_LINK = re.compile(
     r"(?:https?://)?(?:www\.)?(?:github\.com|gitlab\.com|bitbucket\.org|codeberg\.org)"
-    r"/[\w.-]+/[\w.-]+(?:/-)?(?:/(?P<kind>[a-z_]+)(?:/(?P<sub>[a-z_-]+))?)?[^\s#]*(?:#(?P<anchor>[a-z_-]+))?"
+    r"/(?P<path>[\w.-]+/[\w./-]*[\w-])?[^\s#]*(?:#(?P<anchor>[a-z_-]+))?"
 )
 _LINK_KINDS = {
     "issues": "issue",
@@ -255,20 +255,25 @@ _LINK_ANCHORS = {"discussion_r": "comment", "issuecomment": "comment", "pullrequ
 
 def is_code_host_link(link: str) -> bool:
     """Whether ``link`` points into a repository on a code host (it names the repository)."""
-    return _CODE_HOST_LINK.match(link) is not None
+    match = _CODE_HOST_LINK.match(link)
+    return match is not None and match.group("path") is not None
 
 
 def _link_words(link: str) -> str:
     """The words for what a code host's link points at ("issue", "pull request comment", "workflow run"),
     or "" for any other link; the repository and the numbers it holds count as slots elsewhere
-    (``affordance.query_slots``)."""
+    (``affordance.query_slots``). The kind is the segment after ``owner/repo``, or after GitLab's ``-``
+    (``group/subgroup/project/-/merge_requests/5``)."""
     match = _CODE_HOST_LINK.match(link)
-    if match is None:
+    if match is None or match.group("path") is None:
         return ""
-    kind, sub, anchor = match.group("kind"), match.group("sub"), match.group("anchor") or ""
-    words = [_LINK_KINDS.get(kind or "", "repository" if kind is None else "")]
+    segments = match.group("path").split("/")
+    rest = segments[segments.index("-") + 1 :] if "-" in segments else segments[2:]
+    kind, sub = [*rest, "", ""][:2]
+    words = [_LINK_KINDS.get(kind, "") if rest else "repository"]
     if kind in ("actions", "security"):
-        words.append(_LINK_SUBKINDS.get(sub or "", ""))
+        words.append(_LINK_SUBKINDS.get(sub, ""))
+    anchor = match.group("anchor") or ""
     words += [word for prefix, word in _LINK_ANCHORS.items() if anchor.startswith(prefix)]
     return " ".join(w for w in words if w)
 

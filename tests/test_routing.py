@@ -1049,6 +1049,7 @@ def test_a_pasted_link_reads_as_what_it_points_at(embedder: Embedder) -> None:
         "see", "pull", "request", "comment"
     ]  # fmt: skip
     assert without_values("see https://example.com/o/r/issues/310").split() == ["see"]
+    assert without_values("https://gitlab.com/group/sub/app/-/merge_requests/5").split() == ["merge", "request"]
     router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "pasted_link_tools.json")
     chosen = {
         request: router.route(request, allow_rerank=False).chosen
