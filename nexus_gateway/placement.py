@@ -364,6 +364,30 @@ def stated_homes(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     return placed
 
 
+# The text after a request's last colon, to its end: "search issues across all of github: memory leak
+# after websocket reconnect"
+_COLON_TAIL = re.compile(r":\s+([^:'\"`]+?)[.!?]?\s*$")
+
+
+def whole_colon_tail(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """Text the request gives after its last colon is meant whole: the 0.5B model wrote ``query:
+    "memory leak"`` for "search issues across all of github: memory leak after websocket reconnect". A
+    free-text value (a query, a body, a title) that is the tail's first words, short of its end, takes
+    the whole tail."""
+    tail = _COLON_TAIL.search(URL_PATTERN.sub(" ", intent))
+    if tail is None:
+        return arguments
+    text = tail.group(1).strip()
+    whole = dict(arguments)
+    for key, raw in properties(schema):
+        value = arguments.get(key)
+        if not isinstance(value, str) or "enum" in raw or not FREE_TEXT.search(key.lower()):
+            continue
+        if value.strip() and text.startswith(value.strip() + " "):
+            whole[key] = text
+    return whole
+
+
 def bare_quotes(arguments: dict[str, Any], intent: str) -> dict[str, Any]:
     """A value that wraps quoted text in words of its own is the quoted text: the 0.5B model wrote
     ``content: "meeting notes.md w/ 'meeting notes 12/3: ship v2 friday'"`` for "creat a gist notes.md
@@ -780,6 +804,7 @@ def place_stated(
     arguments = cued_numbers(arguments, schema, intent)
     arguments = pull_request_branches(arguments, schema, intent)
     arguments = quotes_where_named(bare_quotes(arguments, intent), schema, intent)
+    arguments = whole_colon_tail(arguments, schema, intent)
     arguments = renamed_to(arguments, schema, intent)
     arguments = stated_kinds(arguments, schema, intent)
     arguments = stated_homes(arguments, schema, intent)

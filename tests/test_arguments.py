@@ -79,6 +79,7 @@ from nexus_gateway.placement import (
     stated_homes,
     stated_kinds,
     stated_pairs,
+    whole_colon_tail,
     whole_path,
     whole_word,
     window_numbers_of_their_kind,
@@ -1140,6 +1141,21 @@ def test_a_pull_requests_branches_follow_from_and_into() -> None:
         "branch": "docs",
         "from_branch": "develop",
     }
+
+
+def test_the_text_after_a_colon_is_meant_whole() -> None:
+    """The 0.5B model wrote ``query: "memory leak"`` for "search issues across all of github: memory leak
+    after websocket reconnect"; a free-text value that is the head of the colon's tail takes the tail."""
+    search = {"properties": {"query": {"type": "string"}, "order": {"type": "string", "enum": ["asc", "desc"]}}}
+    said = "search issues across all of github: memory leak after websocket reconnect."
+    assert whole_colon_tail({"query": "memory leak"}, search, said) == {
+        "query": "memory leak after websocket reconnect"
+    }
+    # a value that is no head of the tail, a key that holds no text, and a link's colon are left alone
+    assert whole_colon_tail({"query": "websocket"}, search, said) == {"query": "websocket"}
+    runs = {"properties": {"branch": {"type": "string"}}}
+    assert whole_colon_tail({"branch": "main"}, runs, "runs on this branch: main and develop") == {"branch": "main"}
+    assert whole_colon_tail({"query": "memory"}, search, "search https://x.org/a memory leak") == {"query": "memory"}
 
 
 def test_quoted_text_goes_to_the_key_the_word_before_it_names() -> None:
