@@ -82,7 +82,8 @@ class GenerationBackend(Protocol):
 @functools.cache
 def _abort_check(llama_cpp: Any) -> Any:
     """llama.cpp's abort callback as the native core's flag check (``native/rope.c``), or None without
-    the native core: a stop then waits for the batch being decoded to finish."""
+    the native core: a stop then waits for the batch being decoded to finish. Once per process, so the
+    callback object outlives every context that holds its pointer."""
     try:
         from . import _kv  # type: ignore[attr-defined]
     except ImportError:
@@ -90,6 +91,7 @@ def _abort_check(llama_cpp: Any) -> Any:
     return llama_cpp.ggml_abort_callback(_kv.abort_check_address())
 
 
+@functools.cache
 def _silence_llama_logs(llama_cpp: Any) -> Any:
     """llama.cpp logs to stderr by default; keep it quiet (stdout is the stdio transport's anyway).
 
@@ -141,9 +143,9 @@ class LlamaEngine:
             raise EngineError(f"llama.cpp could not create a context of {settings.n_ctx} tokens")
         self._memory = llama_cpp.llama_get_memory(self._ctx)
         self._stopping = ctypes.c_ubyte(0)  # read by llama.cpp's threads between graph nodes (``stop``)
-        self._abort_check = _abort_check(llama_cpp)  # kept referenced: llama.cpp holds the pointer
-        if self._abort_check is not None:
-            llama_cpp.llama_set_abort_callback(self._ctx, self._abort_check, ctypes.addressof(self._stopping))
+        abort_check = _abort_check(llama_cpp)
+        if abort_check is not None:
+            llama_cpp.llama_set_abort_callback(self._ctx, abort_check, ctypes.addressof(self._stopping))
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
         self._batch = llama_cpp.llama_batch_init(settings.n_batch, 0, 1)
         self.lock = threading.RLock()

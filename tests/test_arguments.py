@@ -30,7 +30,14 @@ from mcp.types import CallToolResult
 
 from nexus_gateway.arguments import ArgumentGenerator, Generation
 from nexus_gateway.decoding import _value_end, schema_grammar
-from nexus_gateway.engine import ContextOverflow, EngineSettings, EngineStopped, LlamaEngine
+from nexus_gateway.engine import (
+    ContextOverflow,
+    EngineSettings,
+    EngineStopped,
+    LlamaEngine,
+    _abort_check,
+    _silence_llama_logs,
+)
 from nexus_gateway.eval_args import leaks, schema_valid, score_arguments
 from nexus_gateway.generation_service import GenerationService
 from nexus_gateway.grounding import (
@@ -1610,6 +1617,11 @@ def test_a_stopped_engine_cuts_the_batch_it_is_decoding_short() -> None:
             engine.cursor(engine.tokenize("hello"))
     finally:
         engine.close()
+    # llama.cpp keeps one global pointer to each callback: one object per process, or an engine freed
+    # takes the callback another engine's close still calls (session 57 lost the log callback's cache
+    # and the module's last close crashed)
+    assert _silence_llama_logs(llama_cpp) is _silence_llama_logs(llama_cpp)
+    assert _abort_check(llama_cpp) is _abort_check(llama_cpp)
 
 
 def test_a_key_the_gateway_fills_in_is_neither_forced_nor_missing(generator: ArgumentGenerator) -> None:
