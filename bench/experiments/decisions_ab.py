@@ -48,17 +48,23 @@ def calibration(name: str, revision: str | None) -> dict[str, float]:
     return json.loads(shown.stdout)
 
 
+def routing_command(weights: dict[str, float], registries: list[str], queries: Path, sizes: str) -> list[str]:
+    """``eval routing`` over shared registries with a stored calibration's weights, the gate off (the
+    caller adds ``--cases`` and any other flag)."""
+    command = ["nexus-gateway", "eval", "routing", "--queries", str(queries), "--sizes", sizes]
+    for registry in registries:
+        command += ["--registry", str(S / "registries" / registry)]
+    for key in CALIBRATION_FLAGS:
+        command += [f"--{key.replace('_', '-')}", str(weights[key])]
+    return [*command, "--rerank-weight", "0", "--no-rerank"]
+
+
 def run(out: str, revision: str | None) -> None:
     for label, (stored, registries, queries, sizes, extra) in SETS.items():
-        weights = calibration(stored, revision)
-        command = ["nexus-gateway", "eval", "routing", "--queries", str(S / "queries" / queries), "--sizes", sizes]
-        for registry in registries:
-            command += ["--registry", str(S / "registries" / registry)]
+        command = routing_command(calibration(stored, revision), registries, S / "queries" / queries, sizes)
         if extra:
             command += ["--irrelevant", str(S / "queries" / "irrelevant-dev.jsonl")]
-        for key in CALIBRATION_FLAGS:
-            command += [f"--{key.replace('_', '-')}", str(weights[key])]
-        command += ["--rerank-weight", "0", "--no-rerank", "--cases", f"{out}-{label}.jsonl"]
+        command += ["--cases", f"{out}-{label}.jsonl"]
         subprocess.run(command, cwd=ROOT, check=True)
     local = ["nexus-gateway", "eval", "routing", "--registry", "tests/fixtures/local_registry.json"]
     local += ["--queries", "bench/data/local-dev.jsonl", "--sizes", "all", "--no-rerank"]

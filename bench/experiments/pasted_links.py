@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from decisions_ab import CALIBRATION_FLAGS, ROOT, S, calibration
+from decisions_ab import ROOT, S, calibration, routing_command
 
 from nexus_gateway.evaluation import wilson
 
@@ -55,13 +55,8 @@ def linked(text: str) -> str | None:
 
 def route(queries: Path, cases: Path) -> list[dict[str, Any]]:
     weights = calibration("calibration-github.json", None)
-    command = ["nexus-gateway", "eval", "routing", "--queries", str(queries), "--sizes", "250,all"]
-    for registry in ("github-mcp.json", "mcp-pool.json"):
-        command += ["--registry", str(S / "registries" / registry)]
-    for key in CALIBRATION_FLAGS:
-        command += [f"--{key.replace('_', '-')}", str(weights[key])]
-    command += ["--rerank-weight", "0", "--no-rerank", "--cases", str(cases)]
-    subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    command = routing_command(weights, ["github-mcp.json", "mcp-pool.json"], queries, "250,all")
+    subprocess.run([*command, "--cases", str(cases)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     return [json.loads(line) for line in cases.read_text().splitlines()]
 
 
