@@ -21,6 +21,7 @@ from .engine import ContextOverflow
 from .gateway import Gateway
 from .host_relay import HostLink
 from .mood import judge_candidates
+from .pasted import without_pasted
 from .registry import ToolEntry
 from .routing import JUDGE_CANDIDATES, Candidate, RouteResult
 from .validation import BLANK_INTENT, require_words, validate_arguments
@@ -99,10 +100,13 @@ async def _call_intent(
     dry_run: bool,
 ) -> IntentOutcome:
     window = gateway.generation.window(session)
-    carried = window.carried_slots(intent)
-    result = await gateway.route(intent, given=argument_slots(arguments), carried=carried)
+    # what the request asks, its pasted trace or log aside: every choice of tool reads this, and argument
+    # generation the whole intent, where the pasted text may be an issue's body
+    request = without_pasted(intent)
+    carried = window.carried_slots(request)
+    result = await gateway.route(request, given=argument_slots(arguments), carried=carried)
     if result is None:
-        hits, _ = await gateway.search(intent, 5)
+        hits, _ = await gateway.search(request, 5)
         return IntentOutcome(
             report={
                 "status": "routing_unavailable",
@@ -111,12 +115,12 @@ async def _call_intent(
             }
         )
     tau = gateway.routing.calibration.tau
-    elided = window.rejoined_request(intent, result.unsure(tau))
+    elided = window.rejoined_request(request, result.unsure(tau))
     if elided is not None:
         # the follow-up alone fits no tool surely, or cannot name one; with the requests before it, it may
         # fit their tool
         routed = await gateway.route(elided, given=argument_slots(arguments), carried=carried)
-        joined = window.joined_route(intent, routed, lambda tool_id: gateway.describe(tool_id).name)
+        joined = window.joined_route(request, routed, lambda tool_id: gateway.describe(tool_id).name)
         if joined is None:
             elided = None
         else:
@@ -147,19 +151,19 @@ async def _call_intent(
             await gateway.generation.wait_settled()
     # a follow-up routed with the requests before it goes on with their tool; the judge would read it alone
     if arguments is None and elided is None and result.margin < gateway.judge_margin and gateway.generation.ready:
-        close = judge_candidates(intent, [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]])
+        close = judge_candidates(request, [gateway.describe(c.id) for c in result.candidates[:JUDGE_CANDIDATES]])
     else:
         close = []
     if len(close) > 1:
         try:
-            entry, judge_ms = await gateway.generation.choose(close, intent)
+            entry, judge_ms = await gateway.generation.choose(close, request)
         except ContextOverflow as exc:  # the router's choice stands
             trace["judge"] = {"error": str(exc)}
         else:
             trace["judge"] = {"chosen": entry.id, "candidates": [e.id for e in close], "ms": round(judge_ms, 1)}
     left_over = await changes_left_over(
         lambda clause, slots: gateway.routing.route(clause, carried=slots),
-        intent,
+        request,
         entry.id,
         entry.name,
         entry.input_schema,

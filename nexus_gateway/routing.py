@@ -66,6 +66,7 @@ from .mood import (
     spelled_verbs,
     tool_mood,
 )
+from .pasted import without_pasted
 from .platforms import PlatformIndex
 from .slb import SemanticLookasideBuffer
 
@@ -333,6 +334,7 @@ def embedded_intent(intent: str) -> str:
     the abstention floor ("new repo 'scratchpad', public pls"). The lexical signal has left values out
     since session 30, and the slot detectors still read the whole intent. An intent that is nothing but
     a value is embedded as it is. Measured in docs/routing.md."""
+    intent = without_pasted(intent)
     return " ".join(without_values(intent).split()) or intent
 
 
@@ -523,6 +525,7 @@ class Router:
     ) -> RouteResult:
         timings = timings if timings is not None else {}
         calibration = self.calibration
+        intent = without_pasted(intent)  # a pasted trace's paths and words say nothing of the operation
         if len(self.slb) == 0:
             return RouteResult(None, [], 0.0, False, True, timings)
         started = time.perf_counter()

@@ -42,6 +42,7 @@ from nexus_gateway.mood import (
     spelled_verbs,
     tool_mood,
 )
+from nexus_gateway.pasted import Pasted, split_pasted, without_pasted
 from nexus_gateway.platforms import LOCAL_MACHINE, named_platforms, server_platforms
 from nexus_gateway.routing import (
     Calibration,
@@ -1068,6 +1069,53 @@ def test_a_pasted_link_reads_as_what_it_points_at(embedder: Embedder) -> None:
         "firecrawl-mcp__firecrawl_scrape",
         "mcp-server-fetch__fetch",
     ], chosen
+
+
+PASTED_TRACE = """Traceback (most recent call last):
+  File "/app/server/main.py", line 88, in handle_request
+    user = session.get_user(token)
+KeyError: 'a81f3c'
+"""
+PASTED_LOG = """2024-06-11 14:02:17,331 INFO  worker.scheduler  picked job 8812 from queue "reports"
+2024-06-11 14:02:19,902 WARN  worker.db  slow query (2411 ms): SELECT * FROM invoices
+2024-06-11 14:02:21,004 ERROR worker.db  connection reset by peer"""
+
+
+def test_pasted_material_is_no_part_of_what_the_request_asks(embedder: Embedder) -> None:
+    """A pasted trace's paths and line numbers took "has anyone reported this in acme/api?" to
+    ``get_file_blame``, and the GitHub dev requests with a trace, log, code or JSON pasted beside them
+    went from 138 to 78–87 of 166 right at N = 250 (session 58). The router reads a request without its
+    pasted lines; a list the request itself writes, or key-value lines, stay."""
+    pasted = split_pasted("File this in acme/api please:\n" + PASTED_TRACE + "\nthanks")
+    assert pasted == Pasted("File this in acme/api please:\n\nthanks", PASTED_TRACE.strip())
+    # a header that ends in a colon, right under the request, may be the request introducing the trace
+    unsure = without_pasted("Please file this in acme/api\n" + PASTED_TRACE)
+    assert unsure == "Please file this in acme/api\nTraceback (most recent call last):"
+    assert without_pasted("TypeError: x is undefined\n    at f (a.js:1:2)\n    at g (b.js:3:4)\n\nwho broke it?") == (
+        "who broke it?"
+    )  # the header an indented run hangs under goes with it
+    assert (
+        without_pasted("search acme/api for this\n```py\nx = f(1)\n```\nthanks") == "search acme/api for this\nthanks"
+    )
+    assert without_pasted("npm ERR! code E1\nnpm ERR! peer dep\nnpm ERR! stop\nfix the build") == "fix the build"
+    assert without_pasted('open an issue\n{"status": 500, "error": "Internal"}') == "open an issue"
+    written = "Update gist 5b1e9f0c2d4a: replace todo.txt with\n- renew domain\n- file taxes\nand retitle it"
+    assert without_pasted(written) == written
+    listed = "Create a draft pull request in acme/app.\n- head: fix/rounding\n- base: release/3.2\n- title: Fix totals"
+    assert without_pasted(listed) == listed
+    assert without_pasted("    just indented prose\n    on two lines") == "    just indented prose\n    on two lines"
+    assert without_pasted(PASTED_LOG) == PASTED_LOG  # nothing but pasted: read as it is
+    router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "pasted_material_tools.json")
+    chosen = [
+        router.route(request, allow_rerank=False).chosen
+        for request in (
+            "Has anyone already reported this in acme/api?\n\n" + PASTED_TRACE,
+            PASTED_TRACE + "\nhas anyone reported this in acme/api already?",
+            "search the code of acme/api for where handle_request is defined\n\n" + PASTED_TRACE,
+            PASTED_LOG + "\n\nwhat changed in acme/worker's last few commits on main?",
+        )
+    ]
+    assert chosen == ["github__search_issues", "github__search_issues", "github__search_code", "github__list_commits"]
 
 
 def test_a_change_no_tool_makes_abstains(embedder: Embedder) -> None:

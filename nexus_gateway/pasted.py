@@ -1,0 +1,170 @@
+"""Material pasted into a request: stack traces, logs, code, data.
+
+People paste what they are looking at ("I keep getting this: <trace> — has anyone reported it?") and
+agents pass it on in the intent. The pasted lines say what the request is about, not what to do: their
+paths, numbers and words (a trace's ``File "/app/main.py", line 88``) took requests to ``get_file_blame``
+and review-comment tools, and the GitHub dev requests with a trace, a log, code or JSON pasted before or
+after them went from 138 to 78–87 of 166 right at N = 250 (session 58, ``docs/routing.md``). The router
+reads a request without them (``without_pasted``). Argument generation still reads all of it, and the
+material (``split_pasted``) is the value of the tool's long-text key when the model leaves it out
+(``placement.pasted_material``): "open an issue in acme/api with this trace: <trace>" came out with no
+body at all.
+
+A line is pasted when it sits in a fenced block; is indented under unindented text (trace frames, code
+bodies); is mostly not words (``github.com/acme/q.(*C).Ack(0x0)``), unless it labels a value as a
+request lists its parameters (``IP:192.168.11.33``); is bracketed like data or code (``{"status": 500}``,
+``function f() {``); opens like the lines around it (a logger's ``npm ERR!``, a timestamp); is the
+header an indented run hangs under; or lies between pasted lines of one paragraph. A request of one line
+is never cut, nor one that would be left empty.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a Markdown fence: at most three spaces before it
+# data or code by its brackets: a JSON object or array, a line that opens a block or ends a statement
+_STRUCTURE = re.compile(r"^\s*(?:\{|\[.*[\]},]\s*$)|[{;]\s*$")
+_INDENTED = re.compile(r"^(?:\t| {2,})\S")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+# a word as prose writes it: letters with an apostrophe's clitic, in quotes or brackets, with punctuation
+_WORD = re.compile(r"^[\"'(\[]*[A-Za-z]+(?:['’][A-Za-z]+)?[\"')\],.;:!?]*$")
+# a line that labels a value ("IP:192.168.11.33", "base: release/3.2"): the request's own parameters
+_LABELLED = re.compile(r"^[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,2}\s*:(?!//)\s*\S")
+# an exception's name and message: a dotted or capitalised-inside name and a colon
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]*[a-z][A-Z]\w*:|^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*:")
+LOG_RUN = 3  # lines in a row that open alike: a logger's prefix, not a writer's
+
+
+@dataclass(frozen=True)
+class Pasted:
+    """A request split: what it asks (``request``) and what it pastes (``material``, as written, fences
+    and all; its blocks a blank line apart; empty when it pastes nothing)."""
+
+    request: str
+    material: str
+
+
+def without_pasted(intent: str) -> str:
+    """``intent`` without its pasted lines (module docstring); unchanged when it has none."""
+    return split_pasted(intent).request
+
+
+def split_pasted(intent: str) -> Pasted:
+    """``intent`` as what it asks and what it pastes. A request that is nothing but pasted lines is read
+    as it is: then they are what it asks."""
+    if "\n" not in intent:
+        return Pasted(intent, "")
+    lines = intent.split("\n")
+    pasted = _pasted_lines(lines, _fenced_lines(lines))
+    request = "\n".join(line for line, cut in zip(lines, pasted, strict=True) if not cut).strip()
+    if not any(pasted) or not request:
+        return Pasted(intent, "")
+    return Pasted(re.sub(r"\n\s*\n(?:\s*\n)+", "\n\n", request), _material(lines, pasted))
+
+
+def _fenced_lines(lines: list[str]) -> list[bool]:
+    """The lines of fenced blocks, their fences included; an unclosed fence runs to the end."""
+    fenced, opener = [], ""
+    for line in lines:
+        fence = _FENCE_LINE.match(line)
+        if not opener:
+            opener = fence.group(1) if fence else ""
+            fenced.append(bool(fence))
+            continue
+        fenced.append(True)
+        closing = line.strip()
+        if fence and closing == closing[0] * len(closing) and closing[0] == opener[0] and len(closing) >= len(opener):
+            opener = ""
+    return fenced
+
+
+def _pasted_lines(lines: list[str], fenced: list[bool]) -> list[bool]:
+    filled = [bool(line.strip()) and not fence for line, fence in zip(lines, fenced, strict=True)]
+    # indentation sets lines apart only under unindented text: a request indented as a whole is prose
+    indented = [bool(_INDENTED.match(line)) and filled_line for line, filled_line in zip(lines, filled, strict=True)]
+    if all(indent for indent, filled_line in zip(indented, filled, strict=True) if filled_line):
+        indented = [False] * len(lines)
+    pasted = [
+        filled_line and (indent or bool(_STRUCTURE.search(line)) or _mostly_not_words(line))
+        for line, filled_line, indent in zip(lines, filled, indented, strict=True)
+    ]
+    for start, end in _log_runs([line if filled_line else "" for line, filled_line in zip(lines, filled, strict=True)]):
+        pasted[start:end] = [True] * (end - start)
+    for index in range(1, len(lines)):
+        above, below = index - 1, index
+        if indented[below] and filled[above] and not indented[above] and _heads_a_run(lines, filled, above):
+            pasted[above] = True
+        if indented[above] and filled[below] and not indented[below] and _EXCEPTION_LINE.match(lines[below]):
+            pasted[below] = True  # the exception a trace's frames end in ("KeyError: 'a81f3c'")
+    # a line between pasted lines of one paragraph is theirs ("goroutine 34 [running]:")
+    last = None
+    for index, filled_line in enumerate(filled):
+        if not filled_line:
+            last = None
+        elif pasted[index]:
+            if last is not None:
+                pasted[last:index] = [True] * (index - last)
+            last = index
+    return [cut or fence for cut, fence in zip(pasted, fenced, strict=True)]
+
+
+def _heads_a_run(lines: list[str], filled: list[bool], index: int) -> bool:
+    """Whether the line an indented run hangs under is its header ("TypeError: …" over its frames) and
+    not the request introducing it ("open an issue with this trace:"). A line that ends in a colon
+    introduces, unless the line above it does already ("… with this trace:\nTraceback (most recent call
+    last):")."""
+    if not lines[index].rstrip().endswith(":"):
+        return True
+    return index > 0 and filled[index - 1] and lines[index - 1].rstrip().endswith(":")
+
+
+def _material(lines: list[str], pasted: list[bool]) -> str:
+    """The paragraphs that hold pasted lines, each from its first pasted line on, with the lines above it
+    that follow the paragraph's first line to end in a colon ("with this trace:\nTraceback (most recent
+    call last):" keeps the trace's own first line): a trace's last line ("KeyError: 'a81f3c'") reads as
+    prose and is still the trace's."""
+    blocks, start = [], 0
+    for index in range(len(lines) + 1):
+        if index < len(lines) and (lines[index].strip() or pasted[index]):
+            continue
+        first = next((i for i in range(start, index) if pasted[i]), None)
+        if first is not None:
+            lead = lines[start:first]
+            intro = next((i for i, line in enumerate(lead) if line.rstrip().endswith(":")), len(lead) - 1)
+            blocks.append("\n".join(lead[intro + 1 :] + lines[first:index]).rstrip())
+        start = index + 1
+    return "\n\n".join(blocks)
+
+
+def _mostly_not_words(line: str) -> bool:
+    if _LABELLED.match(line):
+        return False
+    tokens = _BULLET.sub("", line).split()
+    return bool(tokens) and sum(bool(_WORD.match(token)) for token in tokens) * 2 < len(tokens)
+
+
+def _shape(token: str) -> str:
+    """A token with its digits as 0: a logger's timestamps and step numbers share a shape, not a value."""
+    return re.sub(r"\d", "0", token)
+
+
+def _log_runs(lines: list[str]) -> list[tuple[int, int]]:
+    """Spans of ``LOG_RUN`` or more lines in a row that open alike (no bullet list): the same first token
+    where it is no word (``#8``, a date), else the same first two (``npm ERR!``), digits aside."""
+    prefixes = [_log_prefix(line) for line in lines]
+    runs, start = [], 0
+    for index in range(1, len(lines) + 1):
+        if index == len(lines) or prefixes[index] != prefixes[start]:
+            if prefixes[start] is not None and index - start >= LOG_RUN:
+                runs.append((start, index))
+            start = index
+    return runs
+
+
+def _log_prefix(line: str) -> tuple[str, ...] | None:
+    tokens = [] if _BULLET.match(line) else [_shape(token) for token in line.split()[:2]]
+    if tokens and not _WORD.match(tokens[0]):
+        return (tokens[0],)
+    return tuple(tokens) if len(tokens) == 2 else None
