@@ -33,6 +33,7 @@ from .mentions import (
     stated_entities,
     without_quotes,
 )
+from .pasted import split_pasted
 from .window import argument_items
 
 if TYPE_CHECKING:
@@ -386,6 +387,33 @@ def whole_colon_tail(arguments: dict[str, Any], schema: dict[str, Any], intent: 
         if value.strip() and text.startswith(value.strip() + " "):
             whole[key] = text
     return whole
+
+
+# The keys that hold a long text, the likelier home first (a file's content over a gist's description);
+# a commit message is no place for a pasted block
+LONG_TEXT_KEYS = ("body", "content", "text", "comment", "description")
+
+
+def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """What a request pastes (``pasted.split_pasted``: a trace, a log, code) is the value of the tool's
+    long-text key: "Open an issue in acme/api titled 'KeyError on login' with this trace:" and the trace
+    came out with a title and no body, and the 0.5B model left a comment's required body out the same
+    way (session 58). The first of ``LONG_TEXT_KEYS`` that exactly one string key ends in takes it, when
+    the model left that key out or wrote part of the material there; text of the model's own stays."""
+    material = split_pasted(intent).material
+    if not material:
+        return arguments
+    strings = [key for key, raw in properties(schema) if raw.get("type") == "string" and "enum" not in raw]
+    for word in LONG_TEXT_KEYS:
+        homes = [key for key in strings if split_identifier(key).lower().split()[-1:] == [word]]
+        if homes:
+            break
+    else:
+        return arguments
+    value = arguments.get(homes[0])
+    if len(homes) > 1 or (isinstance(value, str) and value.strip() and value.strip() not in material):
+        return arguments
+    return {**arguments, homes[0]: material}
 
 
 def bare_quotes(arguments: dict[str, Any], intent: str) -> dict[str, Any]:
@@ -805,6 +833,7 @@ def place_stated(
     arguments = pull_request_branches(arguments, schema, intent)
     arguments = quotes_where_named(bare_quotes(arguments, intent), schema, intent)
     arguments = whole_colon_tail(arguments, schema, intent)
+    arguments = pasted_material(arguments, schema, intent)
     arguments = renamed_to(arguments, schema, intent)
     arguments = stated_kinds(arguments, schema, intent)
     arguments = stated_homes(arguments, schema, intent)

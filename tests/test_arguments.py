@@ -73,6 +73,7 @@ from nexus_gateway.placement import (
     number_not_id,
     other_repository,
     own_repository_elsewhere,
+    pasted_material,
     place_stated,
     pointed_branch,
     pull_request_branches,
@@ -1165,6 +1166,29 @@ def test_the_text_after_a_colon_is_meant_whole() -> None:
     assert whole_colon_tail({"query": "memory"}, search, "search https://x.org/a memory leak") == {"query": "memory"}
 
 
+def test_pasted_material_is_the_long_text_the_model_left_out() -> None:
+    """ "Open an issue … with this trace:" and the trace came out with a title and no body (session 58):
+    what the request pastes goes to the tool's long-text key when the model leaves it out or copies part
+    of it; text of the model's own, a commit message, or two keys of one rank are left alone."""
+    trace = "Traceback (most recent call last):\n  File \"/app/main.py\", line 8, in run\nKeyError: 'a1'"
+    said = f"Open an issue in acme/api titled 'KeyError on login' with this trace:\n{trace}\n\nthanks"
+    issue = {"properties": {"title": {"type": "string"}, "body": {"type": "string"}}}
+    assert pasted_material({"title": "KeyError on login"}, issue, said) == {"title": "KeyError on login", "body": trace}
+    assert pasted_material({"body": "KeyError: 'a1'"}, issue, said)["body"] == trace
+    assert pasted_material({"body": "Login fails."}, issue, said) == {"body": "Login fails."}
+    assert pasted_material({}, issue, "Open an issue in acme/api titled 'x'") == {}
+    fenced = "save this as app.ts:\n```ts\nconst x = 1;\n```"
+    file = {"properties": {"content": {"type": "string"}, "message": {"type": "string"}}}
+    assert pasted_material({"message": "add"}, file, fenced) == {
+        "message": "add",
+        "content": "```ts\nconst x = 1;\n```",
+    }
+    commit = {"properties": {"message": {"type": "string"}}}
+    assert pasted_material({}, commit, fenced) == {}
+    two = {"properties": {"issue_body": {"type": "string"}, "pr_body": {"type": "string"}}}
+    assert pasted_material({}, two, said) == {}
+
+
 def test_quoted_text_goes_to_the_key_the_word_before_it_names() -> None:
     pull = {
         "properties": {
@@ -1868,6 +1892,25 @@ async def test_a_change_the_chosen_tool_does_not_make_is_reported_not_dropped(
     undone = f'"delete {files / "old"}", which filesystem__create_directory does not do'
     assert undone in result_text(result)
     assert (files / "old").is_dir()
+
+
+@pytest.mark.anyio
+async def test_a_pasted_trace_is_saved_whole_where_the_request_says(gateway: tuple[ClientSession, Path]) -> None:
+    """A trace pasted under the request: the router reads the request without it (its paths and line
+    numbers are no file to read), and the trace is the file's content, which the model left out."""
+    session, files = gateway
+    target = files / "crash.txt"
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/server/main.py", line 88, in handle_request\n'
+        "    user = session.get_user(token)\n"
+        "KeyError: 'a81f3c'"
+    )
+    held = result_json(await call_when_generating(session, f"save this trace to {target}:\n{trace}"))
+    assert held["status"] == "needs_confirmation" and held["tool"] == "filesystem__write_file", held
+    assert held["arguments"] == {"path": str(target), "content": trace}, held
+    ran = await session.call_tool("call_tool", {"tool": held["tool"], "arguments": held["arguments"]})
+    assert not ran.is_error and target.read_text() == trace
 
 
 @pytest.mark.anyio
