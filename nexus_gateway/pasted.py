@@ -121,20 +121,23 @@ def _heads_a_run(lines: list[str], filled: list[bool], index: int) -> bool:
 
 
 def _material(lines: list[str], pasted: list[bool]) -> str:
-    """The paragraphs that hold pasted lines, each from its first pasted line on, with the lines above it
-    that follow the paragraph's first line to end in a colon ("with this trace:\nTraceback (most recent
-    call last):" keeps the trace's own first line): a trace's last line ("KeyError: 'a81f3c'") reads as
-    prose and is still the trace's."""
-    blocks, start = [], 0
+    """The paragraphs that hold pasted lines: each from its first pasted line on, taking back the lines
+    above it after the first that ends in a colon (the request's "with this trace:"; "Traceback (most
+    recent call last):" is the trace's own first line), and whole where the paragraph before was material
+    too ("goroutine 34 [running]:" after a panic's first lines)."""
+    blocks, start, continuing = [], 0, False
     for index in range(len(lines) + 1):
         if index < len(lines) and (lines[index].strip() or pasted[index]):
             continue
+        if index == start:  # a blank line between paragraphs
+            start = index + 1
+            continue
         first = next((i for i in range(start, index) if pasted[i]), None)
         if first is not None:
-            lead = lines[start:first]
+            lead = [] if continuing else lines[start:first]  # a paragraph right after material is more of it
             intro = next((i for i, line in enumerate(lead) if line.rstrip().endswith(":")), len(lead) - 1)
-            blocks.append("\n".join(lead[intro + 1 :] + lines[first:index]).rstrip())
-        start = index + 1
+            blocks.append("\n".join(lead[intro + 1 :] + lines[start if continuing else first : index]).rstrip())
+        continuing, start = first is not None, index + 1
     return "\n\n".join(blocks)
 
 

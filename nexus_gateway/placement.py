@@ -33,7 +33,7 @@ from .mentions import (
     stated_entities,
     without_quotes,
 )
-from .pasted import split_pasted
+from .pasted import Pasted, split_pasted
 from .window import argument_items
 
 if TYPE_CHECKING:
@@ -399,9 +399,9 @@ def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], intent: s
     long-text key: "Open an issue in acme/api titled 'KeyError on login' with this trace:" and the trace
     came out with a title and no body, and the 0.5B model left a comment's required body out the same
     way (session 58). The first of ``LONG_TEXT_KEYS`` that exactly one string key ends in takes it, when
-    the model left that key out or wrote part of the material there; text of the model's own stays."""
-    material = split_pasted(intent).material
-    if not material:
+    the model wrote no text of its own there (``_no_text_of_its_own``)."""
+    pasted = split_pasted(intent)
+    if not pasted.material:
         return arguments
     strings = [key for key, raw in properties(schema) if raw.get("type") == "string" and "enum" not in raw]
     for word in LONG_TEXT_KEYS:
@@ -410,10 +410,22 @@ def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], intent: s
             break
     else:
         return arguments
-    value = arguments.get(homes[0])
-    if len(homes) > 1 or (isinstance(value, str) and value.strip() and value.strip() not in material):
+    if len(homes) > 1 or not _no_text_of_its_own(arguments, homes[0], pasted):
         return arguments
-    return {**arguments, homes[0]: material}
+    return {**arguments, homes[0]: pasted.material}
+
+
+def _no_text_of_its_own(arguments: dict[str, Any], key: str, pasted: Pasted) -> bool:
+    """Whether ``arguments[key]`` is missing or copied: part of the material, another argument's value
+    (a gist's ``content`` that is its file name), or the request's own unquoted words ("with this curl
+    output" gave ``content: "curl output"``). Quoted text is the user's value, and a summary the model
+    wrote is its own."""
+    value = arguments.get(key)
+    if not isinstance(value, str) or not value.strip():
+        return key not in arguments or isinstance(value, str)
+    text = value.strip()
+    others = {str(other).strip() for name, other in arguments.items() if name != key}
+    return text in pasted.material or text in others or text.lower() in without_quotes(pasted.request).lower()
 
 
 def bare_quotes(arguments: dict[str, Any], intent: str) -> dict[str, Any]:
