@@ -341,6 +341,20 @@ the stored calibration. Before this change the link form got 23 of 43 (53.5%) at
 all tools, most of the misses taken by web fetchers; now:
 """
 
+PASTED_NOTE = """Session 58: a request's pasted trace, log, code or data is no part of what it asks (`pasted.py`;
+the router reads the request without its pasted lines, argument generation still reads them, and the
+block becomes the tool's body or content where the model left it out, `placement.pasted_material`). On
+the dev sets as they are no decision moved (`decisions_ab.py`), and no dev request pastes into a tool with
+a long-text key. The dev sets paste nothing, so `python bench/experiments/pasted_material.py --baseline
+be44e21 --json bench/results/pasted_material.json` pastes a block beside each of the 166 GitHub dev
+requests in four forms (after or before, bare or under a line that introduces it) and routes them at N =
+250 with the tree before and this one, side by side; three sets of blocks, the first looked at while
+writing the rules, the second routed first after them and then used to mend three rules, the third
+written before those mends and routed once (`docs/routing.md`). Then 16 requests that paste a body or a
+file's content (`bench/data/pasted-args-dev.jsonl`, written before the rule was run) through `eval args
+--gold-tool` with the 0.5B model, both trees:
+"""
+
 
 def routing() -> str:
     parts = ["Command: `SHARED=../shared/data bash bench/run_routing_eval.sh` (calibrates on the even lines of each "
@@ -408,8 +422,38 @@ def routing() -> str:
             ]
             rows.append(f"| {form} | {' | '.join(cells)} |")
         parts.append("\n".join(rows) + "\n")
+    parts.append(pasted_material())
     parts.append("![top-1 vs registry size](img/routing-github.png)\n")
     return "\n".join(parts)
+
+
+def pasted_material() -> str:
+    """Routing and arguments with a block pasted into the request (session 58)."""
+    document = load("pasted_material.json")
+    if not document:
+        return ""
+
+    def share(cell: dict[str, Any], n: int) -> str:
+        low, high = cell["top1_ci"]
+        return f"{cell['right']} / {n} ({100 * cell['top1']:.1f}% [{100 * low:.1f}, {100 * high:.1f}])"
+
+    n = document["n"]
+    rows = [f"| blocks | form | {document['baseline']} | this tree |", "|---|---|---|---|"]
+    for blocks, forms in document["sets"].items():
+        for form, cells in forms.items():
+            rows.append(f"| {blocks} | {form} | {share(cells['baseline'], n)} | **{share(cells['this'], n)}** |")
+    rows.append(f"| as written | – | – | {share(document['written'], n)} |")
+    arguments = document["arguments"]
+    count = arguments["this"]["n"]
+    argument_rows = [f"| 0.5B, labelled tool (n = {count}) | {document['baseline']} | this tree |", "|---|---|---|"]
+    for label, key in (
+        ("the pasted block as the long text", "long_text"),
+        ("every labelled key", "labelled_keys_all_right"),
+    ):
+        argument_rows.append(
+            f"| {label} | {share(arguments['baseline'][key], count)} | **{share(arguments['this'][key], count)}** |"
+        )
+    return PASTED_NOTE + "\n" + "\n".join(rows) + "\n\n" + "\n".join(argument_rows) + "\n"
 
 
 def bfcl_ceiling() -> str:
