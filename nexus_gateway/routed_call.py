@@ -59,6 +59,10 @@ def candidate_list(gateway: Gateway, candidates: list[Candidate]) -> list[dict[s
     ]
 
 
+def _filled_lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
 def no_tools_message(gateway: Gateway) -> str:
     """Why there is nothing to route to: each upstream's state, so the user fixes the config, not the intent."""
     states = [f"{s.name} {s.state.value}" + (f" ({s.error})" if s.error else "") for s in gateway.pool.statuses()]
@@ -130,6 +134,8 @@ async def _call_intent(
         trace["carried"] = sorted(carried)
     if elided is not None:
         trace["routed_as"] = elided
+    if request != intent:  # the host can see that the pasted lines did not choose the tool
+        trace["pasted_lines"] = _filled_lines(intent) - _filled_lines(request)
     if not result.candidates:
         return IntentOutcome(report={"status": "no_tools", "message": no_tools_message(gateway), "trace": trace})
     if result.abstained or result.chosen is None:

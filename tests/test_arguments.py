@@ -1909,6 +1909,7 @@ async def test_a_pasted_trace_is_saved_whole_where_the_request_says(gateway: tup
     held = result_json(await call_when_generating(session, f"save this trace to {target}:\n{trace}"))
     assert held["status"] == "needs_confirmation" and held["tool"] == "filesystem__write_file", held
     assert held["arguments"] == {"path": str(target), "content": trace}, held
+    assert held["trace"]["pasted_lines"] == 4, held["trace"]
     ran = await session.call_tool("call_tool", {"tool": held["tool"], "arguments": held["arguments"]})
     assert not ran.is_error and target.read_text() == trace
 
