@@ -669,6 +669,21 @@ minutes apart on an idle machine, and got 250 tools in 3.51 µs, then in 7.46 µ
 12.3, then 15.5 ms); within the first run the same 1k-tool scan took 23.8 µs in one column and 12.2 µs
 in the next, and one process timing one matrix in rounds flipped between 3.5 and 7.2 µs. So the
 250-tool target is met in its fast state and missed in its slow one; the table keeps session 52's run.
+Session 58 found the AVX2 scan at half its speed: it read its count of 32-byte steps a row at run time,
+so the compiler neither unrolled the step loop nor kept the query in registers. Timed in a standalone C
+program on this machine (248 rows of 384 dimensions, minimum of 20,000 calls), the same code took 3.9 µs
+with the count read at run time and 2.0 µs with it a constant; two other orders (a query step over four
+and over eight rows) were no faster (2.1 and 1.9–2.0 µs; at 100k rows on one thread all four took
+2.2–2.9 ms, memory-bound). The scan now inlines its blocked loop with the constant count where the width
+is 384, bge-small's, and with the count read at run time otherwise (`native/slb.c`, `scan_avx2_blocked`;
+the same sums in the same order, so the native and numpy rankings still agree, `tests/test_slb.py`). The
+table above is that build: 250 tools **4.80 µs** (7.12 in session 52's run; a second run minutes later,
+in the machine's fast state, 3.29), 1k 15.5 µs (23.7). Two threads lost at 10k tools in both runs (172
+and 176 µs against 95 and 111 on one), and at 100k they took 2.78 and 2.43 ms against session 52's 1.52
+on this machine's name, with one thread at 2.66 and 2.59 as before: the second core was slower here than
+in session 52's run; the thread threshold stays (session 50's reasoning above). The route's p50 at N =
+250 went with the query embedding, 18.0 ms median in the recorded run and 13.4 in the second (10.7 in
+session 52's): the machine's state, not the scan, which is 0.18 ms of it.
 """
 
 
