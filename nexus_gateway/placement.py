@@ -420,10 +420,14 @@ def _no_text_of_its_own(arguments: dict[str, Any], key: str, pasted: Pasted) -> 
     (a gist's ``content`` that is its file name), or the request's own unquoted words ("with this curl
     output" gave ``content: "curl output"``). Quoted text is the user's value, and a summary the model
     wrote is its own."""
-    value = arguments.get(key)
-    if not isinstance(value, str) or not value.strip():
-        return key not in arguments or isinstance(value, str)
+    if key not in arguments:
+        return True
+    value = arguments[key]
+    if not isinstance(value, str):
+        return False
     text = value.strip()
+    if not text:
+        return True
     others = {str(other).strip() for name, other in arguments.items() if name != key}
     return text in pasted.material or text in others or text.lower() in without_quotes(pasted.request).lower()
 
