@@ -415,11 +415,7 @@ def routing() -> str:
     if links:
         rows = ["| form (n, top-1 [Wilson 95%]) | N = 250 | all tools |", "|---|---|---|"]
         for form, sizes in links["forms"].items():
-            cells = [
-                f"{sizes[s]['right']} / {links['n']} ({100 * sizes[s]['top1']:.1f}% "
-                f"[{100 * sizes[s]['top1_ci'][0]:.1f}, {100 * sizes[s]['top1_ci'][1]:.1f}])"
-                for s in ("250", "all")
-            ]
+            cells = [share(sizes[s], links["n"]) for s in ("250", "all")]
             rows.append(f"| {form} | {' | '.join(cells)} |")
         parts.append("\n".join(rows) + "\n")
     parts.append(pasted_material())
@@ -427,15 +423,17 @@ def routing() -> str:
     return "\n".join(parts)
 
 
+def share(cell: dict[str, Any], n: int) -> str:
+    """A proportion cell of the experiments' JSON (``right``, ``top1``, ``top1_ci``) as "k / n (p% [lo, hi])"."""
+    low, high = cell["top1_ci"]
+    return f"{cell['right']} / {n} ({100 * cell['top1']:.1f}% [{100 * low:.1f}, {100 * high:.1f}])"
+
+
 def pasted_material() -> str:
     """Routing and arguments with a block pasted into the request (session 58)."""
     document = load("pasted_material.json")
     if not document:
         return ""
-
-    def share(cell: dict[str, Any], n: int) -> str:
-        low, high = cell["top1_ci"]
-        return f"{cell['right']} / {n} ({100 * cell['top1']:.1f}% [{100 * low:.1f}, {100 * high:.1f}])"
 
     n = document["n"]
     rows = [f"| blocks | form | {document['baseline']} | this tree |", "|---|---|---|---|"]

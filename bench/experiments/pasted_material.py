@@ -156,15 +156,21 @@ FORMS = {
 }
 
 
+def cases_of(command: list[str], cases: Path, source: Path | None) -> list[dict[str, Any]]:
+    """The per-request cases ``command`` writes with ``--cases``, run with the package at ``source`` on
+    PYTHONPATH (None: this tree)."""
+    environment = {**os.environ, "PYTHONPATH": str(source)} if source else None
+    subprocess.run([*command, "--cases", str(cases)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=environment)
+    return [json.loads(line) for line in cases.read_text().splitlines()]
+
+
 def right_count(queries: Path, folder: Path, source: Path | None) -> int:
     """Requests routed right at N = 250 by the package at ``source`` (None: this tree)."""
     cases = folder / f"{queries.stem}-{'base' if source else 'this'}.jsonl"
     command = routing_command(
         calibration("calibration-github.json", None), ["github-mcp.json", "mcp-pool.json"], queries, "250"
     )
-    environment = {**os.environ, "PYTHONPATH": str(source)} if source else None
-    subprocess.run([*command, "--cases", str(cases)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=environment)
-    return sum(json.loads(line)["right"] for line in cases.read_text().splitlines())
+    return sum(case["right"] for case in cases_of(command, cases, source))
 
 
 def argument_counts(folder: Path, source: Path | None) -> dict[str, Any]:
@@ -174,10 +180,8 @@ def argument_counts(folder: Path, source: Path | None) -> dict[str, Any]:
     cases = folder / f"arguments-{'base' if source else 'this'}.jsonl"
     command = ["nexus-gateway", "eval", "args", "--registry", str(S / "registries" / "github-mcp.json")]
     command += ["--queries", str(queries), "--no-rerank", "--threads", "1", "--gold-tool", "--no-oracle"]
-    environment = {**os.environ, "PYTHONPATH": str(source)} if source else None
-    subprocess.run([*command, "--cases", str(cases)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=environment)
+    results = cases_of(command, cases, source)
     labels = {r["id"]: r["gold_arguments"] for r in map(json.loads, queries.read_text().splitlines())}
-    results = [json.loads(line) for line in cases.read_text().splitlines()]
     long_text = sum(
         any(
             case["arguments"].get(key) == value
