@@ -1105,6 +1105,12 @@ def test_pasted_material_is_no_part_of_what_the_request_asks(embedder: Embedder)
     assert without_pasted(listed) == listed
     assert without_pasted("    just indented prose\n    on two lines") == "    just indented prose\n    on two lines"
     assert without_pasted(PASTED_LOG) == PASTED_LOG  # nothing but pasted: read as it is
+    # a line that only says what the block is goes with it, when the request says something else
+    assert without_pasted("I keep getting this:\n" + PASTED_TRACE + "\n\nwho broke it?") == "who broke it?"
+    assert without_pasted("who broke it?\nHere's what I'm seeing:\n" + PASTED_TRACE) == "who broke it?"
+    for asks in ("Open an issue in acme/api with this trace:", "I want to open an issue with this:"):
+        assert without_pasted(f"{asks}\n{PASTED_TRACE}\n\nlabel it bug") == f"{asks}\n\nlabel it bug"
+    assert without_pasted("Getting this in prod:\n" + PASTED_TRACE) == "Getting this in prod:"  # all it says
     router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "pasted_material_tools.json")
     chosen = [
         router.route(request, allow_rerank=False).chosen
