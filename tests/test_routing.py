@@ -1103,6 +1103,8 @@ def test_pasted_material_is_no_part_of_what_the_request_asks(embedder: Embedder)
     assert without_pasted(written) == written
     listed = "Create a draft pull request in acme/app.\n- head: fix/rounding\n- base: release/3.2\n- title: Fix totals"
     assert without_pasted(listed) == listed
+    items = 'Push two files:\n1. app/strings.json with content {"hi": "Hi!"}\n2. README.md with content # Hi'
+    assert without_pasted(items) == items  # the request's own list, however little of it is words
     assert without_pasted("    just indented prose\n    on two lines") == "    just indented prose\n    on two lines"
     assert without_pasted(PASTED_LOG) == PASTED_LOG  # nothing but pasted: read as it is
     # a line that only says what the block is goes with it, when the request says something else
