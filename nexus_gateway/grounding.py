@@ -688,9 +688,18 @@ def tidy(value: Any, name: str) -> Any:
     return value
 
 
-def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
-    """Keep the values the request or window supply; return them and the names of the dropped ones."""
+def ground(
+    raw: dict[str, Any], schema: dict[str, Any], text: str, asked: str | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Keep the values the request or window supply; return them and the names of the dropped ones.
+
+    ``asked``: ``text`` without what the request pastes (``pasted.split_pasted``), the only source of an
+    optional value but prose. A pasted log's numbers, ids and words are what the request is about, not
+    values it asks for: the 0.5B model took ``issue_number: 8`` from a Docker log's step "#8", a ``sha``
+    from a curl request id and ``reaction: "-1"`` from a diff. A required value may still come from it
+    ("what is this commit? <git log>"), and prose keys are where the material goes."""
     sources = _Sources(text)
+    optional_sources = sources if asked is None else _Sources(asked)
     # A list's items come from the words outside any owner/repo, or are one whole: "lumen-labs/lumen-ui"
     # names no labels ``lumen`` or ``lumen-ui`` (the 0.5B model lists them after the ones the request
     # says), while "the acme-corp/backend-team team" is a reviewer.
@@ -726,7 +735,7 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
                     v
                     for v in item
                     if v is not None
-                    and _grounded(v, item_schema, key, False, sources)
+                    and _grounded(v, item_schema, key, False, optional_sources)
                     and (
                         not isinstance(v, str)
                         or _REPOSITORY_KEY.search(key)
@@ -747,7 +756,13 @@ def ground(raw: dict[str, Any], schema: dict[str, Any], text: str) -> tuple[dict
             elif in_list and (key in required or isinstance(item, bool)) and not _placeholder(item, sources):
                 kept[key] = item  # a list item cannot be asked for part by part: its required keys and flags stay
             elif (
-                _grounded(item, prop, key, key in required or (isinstance(item, bool) and key in named), sources)
+                _grounded(
+                    item,
+                    prop,
+                    key,
+                    key in required or (isinstance(item, bool) and key in named),
+                    sources if key in required or PROSE.search(key.lower()) else optional_sources,
+                )
                 and _first_use(item, sources, used_by_strings if isinstance(item, str) else used_numbers)
                 and (key in required or not _unasked_prose(item, key, named, sources))
             ):

@@ -5,10 +5,11 @@ agents pass it on in the intent. The pasted lines say what the request is about,
 paths, numbers and words (a trace's ``File "/app/main.py", line 88``) took requests to ``get_file_blame``
 and review-comment tools, and the GitHub dev requests with a trace, a log, code or JSON pasted before or
 after them went from 138 to 78–87 of 166 right at N = 250 (session 58, ``docs/routing.md``). The router
-reads a request without them (``without_pasted``). Argument generation still reads all of it, and the
-material (``split_pasted``) is the value of the tool's long-text key when the model leaves it out
-(``placement.pasted_material``): "open an issue in acme/api with this trace: <trace>" came out with no
-body at all.
+reads a request without them (``without_pasted``), and so does argument generation, which reads them only
+for a required value the request leaves unsaid (``ArgumentGenerator._read``; shown them, the 0.5B model
+copied their paths and ids over the request's own). The material (``split_pasted``) is the value of the
+tool's long-text key when the model leaves it out (``placement.pasted_material``): "open an issue in
+acme/api with this trace: <trace>" came out with no body at all.
 
 A line is pasted when it sits in a fenced block; is indented under unindented text (trace frames, code
 bodies); is mostly not words (``github.com/acme/q.(*C).Ack(0x0)``), unless it labels a value as a
@@ -36,6 +37,10 @@ _LABELLED = re.compile(r"^[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,2}\s*:(?!//)\s*\S"
 # an exception's name and message: a dotted or capitalised-inside name and a colon
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]*[a-z][A-Z]\w*:|^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*:")
 LOG_RUN = 3  # lines in a row that open alike: a logger's prefix, not a writer's
+# The words a request points at its pasted block with ("this error", "the trace below")
+_POINTING_TEXT = """this that these those it the a an same following above below here pasted error errors exception
+trace traceback stacktrace stack log logs output message crash panic warning failure"""
+_POINTING = frozenset(_POINTING_TEXT.split())
 # A sentence that states rather than asks: it opens with its subject (a pronoun, "here", "my build") or
 # a participle ("Getting", "Seeing"); a request opens with its verb ("Open …") or a modal ("Can you …").
 # A wish is a request all the same ("I want to open an issue with this:").
@@ -92,6 +97,16 @@ def _captions(lines: list[str], pasted: list[bool]) -> list[bool]:
         and bool(_STATEMENT.match(line.strip()))
         for index, line in enumerate(lines)
     ]
+
+
+def points_at_material(value: object) -> bool:
+    """Whether a generated value only points at what the request pastes ("this", "the error", "error
+    repo:acme/api" for "find this error in the acme/api code"): its words, search qualifiers
+    (``repo:acme/api``) aside, are all pointing words."""
+    if not isinstance(value, str):
+        return False
+    words = [w for w in re.findall(r"[\w:/.-]+", value.lower()) if ":" not in w]
+    return bool(words) and all(w in _POINTING for w in words)
 
 
 def _fenced_lines(lines: list[str]) -> list[bool]:

@@ -394,13 +394,12 @@ def whole_colon_tail(arguments: dict[str, Any], schema: dict[str, Any], intent: 
 LONG_TEXT_KEYS = ("body", "content", "text", "comment", "description")
 
 
-def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], pasted: Pasted) -> dict[str, Any]:
     """What a request pastes (``pasted.split_pasted``: a trace, a log, code) is the value of the tool's
     long-text key: "Open an issue in acme/api titled 'KeyError on login' with this trace:" and the trace
     came out with a title and no body, and the 0.5B model left a comment's required body out the same
     way (session 58). The first of ``LONG_TEXT_KEYS`` that exactly one string key ends in takes it, when
     the model wrote no text of its own there (``_no_text_of_its_own``)."""
-    pasted = split_pasted(intent)
     if not pasted.material:
         return arguments
     strings = [key for key, raw in properties(schema) if raw.get("type") == "string" and "enum" not in raw]
@@ -834,7 +833,12 @@ def labelled_lines(arguments: dict[str, Any], schema: dict[str, Any], intent: st
 
 
 def place_stated(
-    arguments: dict[str, Any], schema: dict[str, Any], intent: str, tool: str, earlier: SessionWindow | None
+    arguments: dict[str, Any],
+    schema: dict[str, Any],
+    intent: str,
+    tool: str,
+    earlier: SessionWindow | None,
+    pasted: Pasted | None = None,
 ) -> dict[str, Any]:
     """Every placement rule, in order: the call's repository first (other rules compare against it),
     then the request's own entities, then what comes from earlier turns (``earlier``: the window when
@@ -849,7 +853,7 @@ def place_stated(
     arguments = pull_request_branches(arguments, schema, intent)
     arguments = quotes_where_named(bare_quotes(arguments, intent), schema, intent)
     arguments = whole_colon_tail(arguments, schema, intent)
-    arguments = pasted_material(arguments, schema, intent)
+    arguments = pasted_material(arguments, schema, pasted or split_pasted(intent))
     arguments = renamed_to(arguments, schema, intent)
     arguments = stated_kinds(arguments, schema, intent)
     arguments = stated_homes(arguments, schema, intent)

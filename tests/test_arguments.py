@@ -62,6 +62,7 @@ from nexus_gateway.mentions import (
     stated_entities,
 )
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
+from nexus_gateway.pasted import split_pasted
 from nexus_gateway.placement import (
     anchor_repository,
     bare_quotes,
@@ -203,6 +204,25 @@ def test_grounding_drops_what_the_request_does_not_say() -> None:
     labels = {"properties": {"labels": {"type": "array", "items": {"type": "string"}}}}
     kept, _ = ground({"labels": ["bug", "label"]}, labels, "show me the bug-labelled issues")
     assert kept == {"labels": ["bug"]}  # the key's own name is no value of it
+
+
+def test_pasted_material_grounds_no_optional_value_but_prose() -> None:
+    """The 0.5B model took ``issue_number: 8`` from a Docker log's step "#8" for a new issue; a pasted
+    block says what the request is about, and an optional value must come from the request itself (the
+    block itself becomes the body, ``placement.pasted_material``)."""
+    issue = {
+        "properties": {"owner": {}, "repo": {}, "title": {}, "issue_number": {"type": "number"}},
+        "required": ["owner", "repo"],
+    }
+    log = "#8 2.314 ERROR: no matching distribution\n#8 2.315 ERROR: torch==2.9.1\n#8 ERROR: exit code: 1"
+    request = f"file an issue in acme/ml titled 'build fails' with this log:\n{log}"
+    raw = {"owner": "acme", "repo": "ml", "title": "build fails", "issue_number": 8}
+    kept, dropped = ground(raw, issue, request, split_pasted(request).request)
+    assert kept == {k: v for k, v in raw.items() if k != "issue_number"} and dropped == ["issue_number"]
+    assert ground(raw, issue, request) == (raw, [])  # read as a whole, the log states an 8
+    # a required value may come from the material: "which issue is this?" over a pasted header
+    issue["required"] = ["owner", "repo", "issue_number"]
+    assert ground(raw, issue, request, split_pasted(request).request) == (raw, [])
 
 
 def test_a_value_said_once_fills_one_argument_the_current_directory_is_dot_the_last_commit_head() -> None:
@@ -1173,20 +1193,21 @@ def test_pasted_material_is_the_long_text_the_model_left_out() -> None:
     trace = "Traceback (most recent call last):\n  File \"/app/main.py\", line 8, in run\nKeyError: 'a1'"
     said = f"Open an issue in acme/api titled 'KeyError on login' with this trace:\n{trace}\n\nthanks"
     issue = {"properties": {"title": {"type": "string"}, "body": {"type": "string"}}}
-    assert pasted_material({"title": "KeyError on login"}, issue, said) == {"title": "KeyError on login", "body": trace}
-    assert pasted_material({"body": "KeyError: 'a1'"}, issue, said)["body"] == trace
-    assert pasted_material({"body": "Login fails."}, issue, said) == {"body": "Login fails."}
-    assert pasted_material({}, issue, "Open an issue in acme/api titled 'x'") == {}
+    titled = {"title": "KeyError on login"}
+    assert pasted_material(titled, issue, split_pasted(said)) == {**titled, "body": trace}
+    assert pasted_material({"body": "KeyError: 'a1'"}, issue, split_pasted(said))["body"] == trace
+    assert pasted_material({"body": "Login fails."}, issue, split_pasted(said)) == {"body": "Login fails."}
+    assert pasted_material({}, issue, split_pasted("Open an issue in acme/api titled 'x'")) == {}
     fenced = "save this as app.ts:\n```ts\nconst x = 1;\n```"
     file = {"properties": {"content": {"type": "string"}, "message": {"type": "string"}}}
-    assert pasted_material({"message": "add"}, file, fenced) == {
+    assert pasted_material({"message": "add"}, file, split_pasted(fenced)) == {
         "message": "add",
         "content": "```ts\nconst x = 1;\n```",
     }
     commit = {"properties": {"message": {"type": "string"}}}
-    assert pasted_material({}, commit, fenced) == {}
+    assert pasted_material({}, commit, split_pasted(fenced)) == {}
     two = {"properties": {"issue_body": {"type": "string"}, "pr_body": {"type": "string"}}}
-    assert pasted_material({}, two, said) == {}
+    assert pasted_material({}, two, split_pasted(said)) == {}
 
 
 def test_quoted_text_goes_to_the_key_the_word_before_it_names() -> None:
@@ -1309,6 +1330,38 @@ def test_a_stated_path_or_number_is_not_left_out(generator: ArgumentGenerator) -
     assert done.arguments == {"owner": "cobalt-systems", "repo": "auth-gateway", "path": "src/auth/session.go"}
     done = generator.generate("projects_get", PROJECT, "Get a project, field or item", "Get details of project 3")
     assert done.arguments.get("project_number") == 3
+
+
+def test_a_request_is_read_without_what_it_pastes_unless_it_asks_about_it(generator: ArgumentGenerator) -> None:
+    """Shown a pasted trace, the 0.5B model wrote ``path: /app/server/main.py`` for "open the README.md"
+    and ``sha: a81f3c`` (the trace's KeyError) for "commit a1b2c3d" (session 59). The request is read
+    without its material; with it only for what the request leaves unsaid, and its own values win."""
+    trace = (
+        'Traceback (most recent call last):\n  File "/app/server/main.py", line 88, in handle_request\n'
+        '    user = session.get_user(token)\n  File "/app/server/session.py", line 41, in get_user\n'
+        "    return self.cache[token]\nKeyError: 'a81f3c'"
+    )
+    tools = {
+        tool["name"]: tool
+        for fixture in ("github_commit_tools.json", "pasted_material_tools.json")
+        for tool in json.loads((TESTS / "fixtures" / fixture).read_text())
+    }
+
+    def generate(name: str, said: str) -> Generation:
+        return generator.generate(name, tools[name]["inputSchema"], tools[name]["description"], said)
+
+    seeing = "\n\nHere's what I'm seeing:\n"
+    done = generate("get_commit", f"Someone referenced commit a1b2c3d of pallets/flask in a bug report{seeing}{trace}")
+    assert done.arguments == {"owner": "pallets", "repo": "flask", "sha": "a1b2c3d"}
+    done = generate("get_file_contents", f"opn the README.md in my dotfiles repo{seeing}{trace}")
+    assert done.arguments == {"repo": "dotfiles", "path": "README.md"} and done.missing == ["owner"]
+    response = '{"status": 500, "error": "Internal Server Error", "path": "/v2/orders", "requestId": "c0ffee42"}'
+    done = generate("get_file_contents", f"In northwind/inventory-api, open src/config/database.ts{seeing}{response}")
+    assert done.arguments == {"owner": "northwind", "repo": "inventory-api", "path": "src/config/database.ts"}
+    # "this error" is no query: the material is what the search is for
+    log = "#8 ERROR: No matching distribution found for torch==2.9.1\n#8 ERROR: process did not complete\n#8 DONE"
+    done = generate("search_code", f"find this error in the acme/api code\n\n{log}")
+    assert "torch" in done.arguments.get("query", "")
 
 
 def test_a_number_keeps_its_sign_and_exponent(generator: ArgumentGenerator) -> None:
