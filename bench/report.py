@@ -341,18 +341,23 @@ the stored calibration. Before this change the link form got 23 of 43 (53.5%) at
 all tools, most of the misses taken by web fetchers; now:
 """
 
-PASTED_NOTE = """Session 58: a request's pasted trace, log, code or data is no part of what it asks (`pasted.py`;
-the router reads the request without its pasted lines, argument generation still reads them, and the
-block becomes the tool's body or content where the model left it out, `placement.pasted_material`). On
-the dev sets as they are no decision moved (`decisions_ab.py`), and no dev request pastes into a tool with
-a long-text key. The dev sets paste nothing, so `python bench/experiments/pasted_material.py --baseline
-be44e21 --json bench/results/pasted_material.json` pastes a block beside each of the 166 GitHub dev
-requests in four forms (after or before, bare or under a line that introduces it) and routes them at N =
-250 with the tree before and this one, side by side; three sets of blocks, the first looked at while
-writing the rules, the second routed first after them and then used to mend three rules, the third
-written before those mends and routed once (`docs/routing.md`). Then 16 requests that paste a body or a
-file's content (`bench/data/pasted-args-dev.jsonl`, written before the rule was run) through `eval args
---gold-tool` with the 0.5B model, both trees:
+PASTED_NOTE = """Sessions 58–59: a request's pasted trace, log, code or data is no part of what it asks (`pasted.py`;
+the router reads the request without its pasted lines, and since session 59 without a line that only says
+what the block under it is, "I keep getting this:"). Argument generation reads the request without them
+too, and with them only for a required value the request leaves unsaid (session 59); the block becomes
+the tool's body or content (`placement.pasted_material`). On the dev sets as they are no decision moved
+(`decisions_ab.py`). The dev sets paste nothing, so `python bench/experiments/pasted_material.py
+--baseline 0705399 --json bench/results/pasted_material.json` pastes a block beside each of the 166
+GitHub dev requests in six forms (after or before, bare, under one introducing line, or under eight other
+introducing lines in turn, written after the session 59 rule and before it was run on them) and routes
+them at N = 250 with the tree before and this one, side by side; three sets of blocks, the first looked
+at while writing the rules, the second routed first after them and then used to mend three rules, the
+third written before those mends and routed once (`docs/routing.md`). Then the arguments, with the 0.5B
+model and the labelled tool, both trees: 16 requests that paste a body or a file's content
+(`bench/data/pasted-args-dev.jsonl`, written before the rule was run), and the 166 GitHub dev requests
+with a held-out-2 block after "Here's what I'm seeing:" against the same requests as written. (Session
+58's run against be44e21, before either session: 327, 373 and 382 of the 664 requests of the first four
+forms of each set right, 2 of the 16 blocks as the long text; `docs/routing.md`, `docs/arguments.md`.)
 """
 
 
@@ -430,7 +435,7 @@ def share(cell: dict[str, Any], n: int) -> str:
 
 
 def pasted_material() -> str:
-    """Routing and arguments with a block pasted into the request (session 58)."""
+    """Routing and arguments with a block pasted into the request (sessions 58–59)."""
     document = load("pasted_material.json")
     if not document:
         return ""
@@ -451,7 +456,31 @@ def pasted_material() -> str:
         argument_rows.append(
             f"| {label} | {share(arguments['baseline'][key], count)} | **{share(arguments['this'][key], count)}** |"
         )
-    return PASTED_NOTE + "\n" + "\n".join(rows) + "\n\n" + "\n".join(argument_rows) + "\n"
+    beside = document.get("beside")
+    beside_rows = []
+    if beside:
+        count = beside["this"]["n"]
+        beside_rows = [
+            f"| 0.5B, labelled tool, {beside['set']} block, {beside['form']} (n = {count}) | as written | "
+            f"{document['baseline']} | this tree |",
+            "|---|---|---|---|",
+        ]
+        sides = [beside[side] for side in ("written", "baseline", "this")]
+        beside_rows.append(
+            "| labelled keys right | " + " | ".join(f"{s['keys_right']} of {s['keys_total']}" for s in sides) + " |"
+        )
+        beside_rows.append(
+            "| values no label holds, outside the long text | "
+            + " | ".join(str(s["unlabelled_values"]) for s in sides)
+            + " |"
+        )
+        beside_rows.append(
+            "| requests with every labelled key and no such value | "
+            + " | ".join(share(s["whole"], count) for s in sides)
+            + " |"
+        )
+    tables = ["\n".join(rows), "\n".join(argument_rows), "\n".join(beside_rows)]
+    return PASTED_NOTE + "\n" + "\n\n".join(table for table in tables if table) + "\n"
 
 
 def bfcl_ceiling() -> str:

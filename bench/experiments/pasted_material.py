@@ -2,7 +2,8 @@
 
 People paste what they are looking at and agents pass it on in the intent ("I keep getting this:
 <trace>", "<log>\\n\\nfile that as an issue"). This pastes one block beside every GitHub dev request, in
-four forms (after or before the request, bare or introduced by a line of its own), and routes them with
+six forms (after or before the request, bare or introduced by a line of its own: one line each, or eight
+lines in turn written in session 59 as a held-out check of the caption rule), and routes them with
 the stored calibration (``bench/results/calibration-github.json``) at N = 250, as ``decisions_ab.py``
 does: with this tree, and with the tree at ``--baseline REV`` side by side (a git worktree on
 PYTHONPATH, so its numpy scan, which ranks as the C scan does). The requests as written are the ceiling.
@@ -14,7 +15,10 @@ the rules: a fence must start the line, log lines that open alike, an indented r
 
 Then the arguments: ``bench/data/pasted-args-dev.jsonl`` (16 requests written in session 58 before the
 placement rule was run on them: an issue, a comment, a gist, a file … with a block of the three sets
-pasted as its body or content) through ``eval args --gold-tool`` with the default model, both trees.
+pasted as its body or content) through ``eval args --gold-tool`` with the default model, both trees;
+and the GitHub dev requests with a held-out-2 block after "Here's what I'm seeing:" (``BESIDE``), as
+written and with the block, both trees: a block beside a request must not change its arguments but for
+the long text (session 59: the 0.5B model copied paths, shas and page numbers out of pasted blocks).
 
     python bench/experiments/pasted_material.py [--baseline REV] [--json OUT]
 
@@ -148,12 +152,29 @@ Execution failed for task ':app:compileDebugKotlin'.
 > Run with --stacktrace option to get the stack trace.""",
 }
 SETS = {"design": DESIGN, "held-out 1": HELD_OUT_1, "held-out 2": HELD_OUT_2}
+# Lines that introduce a block, written in session 59 after the caption rule (``pasted._captions``) was
+# built on the two in ``FORMS`` and before it was run on these: the held-out check of that rule.
+OTHER_INTROS = [
+    "Seeing this in prod since this morning:",
+    "We hit this during the deploy:",
+    "Got this from CI:",
+    "This is what the build prints:",
+    "My test run ends with:",
+    "It crashes like this:",
+    "Here is the output:",
+    "Running the job gives me:",
+]
 FORMS = {
-    "after": lambda request, block: f"{request}\n\n{block}",
-    "before": lambda request, block: f"{block}\n\n{request}",
-    "after, introduced": lambda request, block: f"{request}\n\nHere's what I'm seeing:\n{block}",
-    "before, introduced": lambda request, block: f"I keep getting this:\n{block}\n\n{request}",
+    "after": lambda request, block, _: f"{request}\n\n{block}",
+    "before": lambda request, block, _: f"{block}\n\n{request}",
+    "after, introduced": lambda request, block, _: f"{request}\n\nHere's what I'm seeing:\n{block}",
+    "before, introduced": lambda request, block, _: f"I keep getting this:\n{block}\n\n{request}",
+    "after, other intros": lambda request, block, i: f"{request}\n\n{OTHER_INTROS[i % len(OTHER_INTROS)]}\n{block}",
+    "before, other intros": lambda request, block, i: f"{OTHER_INTROS[i % len(OTHER_INTROS)]}\n{block}\n\n{request}",
 }
+# The requests whose arguments are compared with a block beside them (``beside_counts``)
+BESIDE = ("held-out 2", "after, introduced")
+LONG_TEXT = ("body", "content", "text", "comment", "description")
 
 
 def cases_of(command: list[str], cases: Path, source: Path | None) -> list[dict[str, Any]]:
@@ -200,6 +221,29 @@ def argument_counts(folder: Path, source: Path | None) -> dict[str, Any]:
     }
 
 
+def beside_counts(queries: Path, folder: Path, source: Path | None) -> dict[str, Any]:
+    """The GitHub dev requests with a block beside them through ``eval args`` with the labelled tool:
+    labelled keys right, values the labels do not hold outside a long-text key (where the block may go),
+    and requests with every labelled key right and no such value."""
+    cases = folder / f"{queries.stem}-args-{'base' if source else 'this'}.jsonl"
+    command = ["nexus-gateway", "eval", "args", "--registry", str(S / "registries" / "github-mcp.json")]
+    command += ["--queries", str(queries), "--no-rerank", "--threads", "2", "--gold-tool", "--no-oracle"]
+    labels = {r["id"]: r["gold_arguments"] for r in map(json.loads, queries.read_text().splitlines())}
+    right = total = unlabelled = whole = 0
+    for case in cases_of(command, cases, source):
+        want, got = labels[case["id"]], case["arguments"]
+        same = sum(key in got and _normal(got[key]) == _normal(value) for key, value in want.items())
+        extra = sum(key not in want and not key.lower().endswith(LONG_TEXT) for key in got)
+        right, total, unlabelled = right + same, total + len(want), unlabelled + extra
+        whole += same == len(want) and not extra
+    n = len(labels)
+    return {"n": n, "keys_right": right, "keys_total": total, "unlabelled_values": unlabelled, "whole": cell(whole, n)}
+
+
+def _normal(value: Any) -> str:
+    return json.dumps(value, sort_keys=True).lower()
+
+
 def cell(right: int, n: int) -> dict[str, Any]:
     return {"right": right, "top1": right / n, "top1_ci": wilson(right, n)}
 
@@ -230,7 +274,9 @@ def main() -> int:
                 kinds = list(blocks.values())
                 rows = report["sets"][set_name] = {}
                 for form, paste in FORMS.items():
-                    pasted = [{**r, "query": paste(r["query"], kinds[i % len(kinds)])} for i, r in enumerate(requests)]
+                    pasted = [
+                        {**r, "query": paste(r["query"], kinds[i % len(kinds)], i)} for i, r in enumerate(requests)
+                    ]
                     queries = folder / f"{set_name.replace(' ', '-')}-{form.replace(', ', '-')}.jsonl"
                     queries.write_text("".join(json.dumps(r) + "\n" for r in pasted))
                     rows[form] = {"this": cell(right_count(queries, folder, None), n)}
@@ -238,6 +284,22 @@ def main() -> int:
                         rows[form]["baseline"] = cell(right_count(queries, folder, source), n)
                     base = rows[form].get("baseline", {}).get("right", "–")
                     print(f"| {set_name} | {form} | {base} | {rows[form]['this']['right']} |", flush=True)
+            beside = folder / f"{BESIDE[0].replace(' ', '-')}-{BESIDE[1].replace(', ', '-')}.jsonl"
+            report["beside"] = {"set": BESIDE[0], "form": BESIDE[1], "written": beside_counts(written, folder, None)}
+            report["beside"]["this"] = beside_counts(beside, folder, None)
+            if source:
+                report["beside"]["baseline"] = beside_counts(beside, folder, source)
+            base_name = args.baseline or "baseline"
+            print(f"\n| arguments, labelled tool, {', '.join(BESIDE)} | as written | {base_name} | this |")
+            print("|---|---|---|---|")
+            for label, pick in (
+                ("labelled keys right", lambda c: f"{c['keys_right']}/{c['keys_total']}"),
+                ("values outside the long text that no label holds", lambda c: c["unlabelled_values"]),
+                ("every labelled key right and no such value", lambda c: c["whole"]["right"]),
+            ):
+                sides = ("written", "baseline", "this")
+                cells = [pick(report["beside"][side]) if side in report["beside"] else "–" for side in sides]
+                print(f"| {label} | {' | '.join(map(str, cells))} |", flush=True)
             report["arguments"] = {"this": argument_counts(folder, None)}
             if source:
                 report["arguments"]["baseline"] = argument_counts(folder, source)
