@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,7 @@ from .mentions import (
     quoted_spans,
     stated_entities,
 )
-from .pasted import Pasted, points_at_material, split_pasted, without_pasted
+from .pasted import Pasted, points_at_material, split_pasted
 from .placement import place_stated
 from .signature import with_described_options
 from .window import SessionWindow, refers_back
@@ -310,18 +310,32 @@ class ArgumentGenerator:
         Read alone it may say nothing the model can use ("what about 5pm?" became 15:00, not grounded),
         and a repeat of an earlier call is never what it asks: then it is read with the earlier turns, and
         if that repeats one too, the call asks for what the follow-up left unsaid."""
-        generate = functools.partial(
-            self._read, name, schema, description, intent, full_schema=full_schema, block_key=block_key, given=given
-        )
+        pasted = split_pasted(intent)
+        required = list((schema or {}).get("required") or [])
+
+        def generate(earlier: SessionWindow | None, carried: dict[str, Any] | None = None) -> Generation:
+            one = functools.partial(
+                self._generate,
+                name,
+                schema,
+                description,
+                earlier=earlier,
+                carried=carried,
+                pasted=pasted,
+                full_schema=full_schema,
+                block_key=block_key,
+                given=given,
+            )
+            return _read_apart(one, intent, pasted, required, given)
+
         if window is None:
             return generate(None)
-        asked = without_pasted(intent)
-        carried = window.carried_call(asked, name)
+        carried = window.carried_call(pasted.request, name)
         if not carried:
             # most words that point back point inside their own request ("open an issue …, label it bug"):
             # read alone first, and with the earlier turns when that leaves a required argument unsaid
             alone = generate(None)
-            return generate(window) if alone.missing and refers_back(asked) else alone
+            return generate(window) if alone.missing and refers_back(pasted.request) else alone
         before = [_own(turn.arguments, given) for turn in window.turns if turn.tool == name]
         alone = generate(None, carried)
         if _own(alone.arguments, given) not in before:
@@ -330,55 +344,8 @@ class ArgumentGenerator:
         if _own(shown.arguments, given) not in before:
             return shown
         said = {k: v for k, v in alone.arguments.items() if k not in alone.from_last_call}  # ask for the rest
-        required = [k for k in (schema or {}).get("required") or [] if k not in given and k not in said]
-        return dataclasses.replace(alone, arguments=said, from_last_call=[], missing=required)
-
-    def _read(
-        self,
-        name: str,
-        schema: dict[str, Any] | None,
-        description: str | None,
-        intent: str,
-        earlier: SessionWindow | None,
-        carried: dict[str, Any] | None = None,
-        *,
-        full_schema: bool,
-        block_key: str | None,
-        given: Collection[str],
-    ) -> Generation:
-        """The request without what it pastes, and with it only when that leaves a required argument
-        unsaid. Shown a pasted trace or log, the 0.5B model copied its values over the request's own:
-        ``path: /app/server/main.py`` for "open the README.md in my dotfiles repo", ``sha: a81f3c`` for
-        "commit a1b2c3d" (session 59). The material still becomes the long text
-        (``placement.pasted_material``), and a request that asks about it ("search the code for this
-        error: <error>") reads it."""
-        pasted = split_pasted(intent)
-        generate = functools.partial(
-            self._generate,
-            name,
-            schema,
-            description,
-            earlier=earlier,
-            carried=carried,
-            pasted=pasted,
-            full_schema=full_schema,
-            block_key=block_key,
-            given=given,
-        )
-        alone = generate(pasted.request)
-        if not pasted.material:
-            return alone
-        # a required value that only points at the material ("error" for "find this error in the code")
-        # is no value: the material says it
-        required = set((schema or {}).get("required") or [])
-        own = {k: v for k, v in alone.arguments.items() if k not in required or not points_at_material(v)}
-        if not [k for k in required if k not in own and k not in given]:
-            return alone
-        shown = generate(intent)
-        # the request's own values win: the material supplies only what the request leaves unsaid
-        arguments = {**{k: v for k, v in shown.arguments.items() if k not in own}, **own}
-        missing = [k for k in shown.missing if k not in arguments]
-        return dataclasses.replace(shown, arguments=arguments, missing=missing)
+        unsaid = [k for k in required if k not in given and k not in said]
+        return dataclasses.replace(alone, arguments=said, from_last_call=[], missing=unsaid)
 
     def _generate(
         self,
@@ -461,8 +428,9 @@ class ArgumentGenerator:
             if decoder.stats.first_token_ms is not None:
                 timings["first_token"] = decoder.stats.first_token_ms
         # "write a new file saying hello" after reading shopping.txt must not overwrite shopping.txt
-        sources = intent + "\n" + (earlier.sources() if earlier else "")
-        asked = pasted.request + "\n" + (earlier.sources() if earlier else "") if pasted.material else None
+        window_sources = earlier.sources() if earlier else ""
+        sources = intent + "\n" + window_sources
+        asked = pasted.request + "\n" + window_sources if pasted.material else None
         arguments, dropped = ground(raw, listed, sources, asked)
         arguments = place_stated(arguments, schema, intent, name, earlier, pasted)
         arguments, repeated = said_once_used_once(arguments, sources, required_here)
@@ -502,6 +470,34 @@ class ArgumentGenerator:
             placement.trace() if placement else None,
             from_last_call=from_last_call,
         )
+
+
+def _read_apart(
+    generate: Callable[[str], Generation],
+    intent: str,
+    pasted: Pasted,
+    required: Collection[str],
+    given: Collection[str],
+) -> Generation:
+    """The request without what it pastes, and with it only when that leaves a required argument
+    unsaid (one the caller fills in itself, ``given``, is never unsaid). Shown a pasted trace or log, the
+    0.5B model copied its values over the request's own: ``path: /app/server/main.py`` for "open the
+    README.md in my dotfiles repo", ``sha: a81f3c`` for "commit a1b2c3d" (session 59). The material
+    still becomes the long text (``placement.pasted_material``), and a request that asks about it
+    ("search the code for this error: <error>") reads it."""
+    alone = generate(pasted.request)
+    if not pasted.material:
+        return alone
+    # a required value that only points at the material ("error" for "find this error in the code") is
+    # no value: the material says it
+    own = {k: v for k, v in alone.arguments.items() if k not in required or not points_at_material(v)}
+    if all(k in own or k in given for k in required):
+        return alone
+    shown = generate(intent)
+    # the request's own values win: the material supplies only what the request leaves unsaid
+    arguments = {**{k: v for k, v in shown.arguments.items() if k not in own}, **own}
+    missing = [k for k in shown.missing if k not in arguments]
+    return dataclasses.replace(shown, arguments=arguments, missing=missing)
 
 
 def _own(arguments: dict[str, Any], given: Collection[str]) -> dict[str, Any]:

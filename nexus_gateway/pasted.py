@@ -6,7 +6,7 @@ paths, numbers and words (a trace's ``File "/app/main.py", line 88``) took reque
 and review-comment tools, and the GitHub dev requests with a trace, a log, code or JSON pasted before or
 after them went from 138 to 78–87 of 166 right at N = 250 (session 58, ``docs/routing.md``). The router
 reads a request without them (``without_pasted``), and so does argument generation, which reads them only
-for a required value the request leaves unsaid (``ArgumentGenerator._read``; shown them, the 0.5B model
+for a required value the request leaves unsaid (``arguments._read_apart``; shown them, the 0.5B model
 copied their paths and ids over the request's own). The material (``split_pasted``) is the value of the
 tool's long-text key when the model leaves it out (``placement.pasted_material``): "open an issue in
 acme/api with this trace: <trace>" came out with no body at all.

@@ -843,7 +843,7 @@ def place_stated(
     """Every placement rule, in order: the call's repository first (other rules compare against it),
     then the request's own entities, then what comes from earlier turns (``earlier``: the window when
     the request points back at it, else None). ``pasted``: the whole request split, when ``intent`` is
-    what the model read of it (without its pasted material, ``ArgumentGenerator._read``); None: the
+    what the model read of it (without its pasted material, ``arguments._read_apart``); None: the
     split of ``intent``."""
     arguments = split_owner_repo(arguments, schema)
     arguments = own_repository_elsewhere(anchor_repository(arguments, schema, intent))
