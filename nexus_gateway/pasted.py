@@ -15,9 +15,10 @@ A line is pasted when it sits in a fenced block; is indented under unindented te
 bodies); is mostly not words (``github.com/acme/q.(*C).Ack(0x0)``), unless it labels a value as a
 request lists its parameters (``IP:192.168.11.33``); is bracketed like data or code (``{"status": 500}``,
 ``function f() {``); opens like the lines around it (a logger's ``npm ERR!``, a timestamp); is the
-header an indented run hangs under; or lies between pasted lines of one paragraph. A line that only says
-what the block under it is ("I keep getting this:", ``_captions``) is neither what the request asks nor
-material. A request of one line is never cut, nor one that would be left empty.
+header an indented run hangs under; is what only a program writes at a line's start (``panic: …``, an
+exception and its message) next to pasted lines; or lies between pasted lines of one paragraph. A line
+that only says what the block under it is ("I keep getting this:", ``_captions``) is neither what the
+request asks nor material. A request of one line is never cut, nor one that would be left empty.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ _WORD = re.compile(r"^[\"'(\[]*[A-Za-z]+(?:['’][A-Za-z]+)?[\"')\],.;:!?]*$")
 _LABELLED = re.compile(r"^[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,2}\s*:(?!//)\s*\S")
 # an exception's name and message: a dotted or capitalised-inside name and a colon
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]*[a-z][A-Z]\w*:|^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*:")
+_EXCEPTION_NAME = r"(?:[A-Za-z_][\w$]*\.)*[A-Za-z_]\w*(?:Error|Exception|Fault)\b"  # "java.lang.NullPointerException"
+# what only a program writes at a line's start: an exception with its message, Go's panic and a
+# goroutine's header, git's and rustc's "fatal:" and "error[E0382]:"
+_PROGRAM_SAYS = re.compile(
+    rf"^\s*(?:{_EXCEPTION_NAME}(?::\s|$)|panic: |fatal: |error\[\w+\]: |goroutine \d+ \[[\w ,]+\]:)"
+)
 LOG_RUN = 3  # lines in a row that open alike: a logger's prefix, not a writer's
 # The words a request points at its pasted block with ("this error", "the trace below")
 _POINTING_TEXT = """this that these those it the a an same following above below here pasted error errors exception
@@ -143,6 +150,9 @@ def _pasted_lines(lines: list[str], fenced: list[bool]) -> list[bool]:
             pasted[above] = True
         if indented[above] and filled[below] and not indented[below] and _EXCEPTION_LINE.match(lines[below]):
             pasted[below] = True  # the exception a trace's frames end in ("KeyError: 'a81f3c'")
+    for index in reversed(range(len(lines))):  # upwards: a panic's line joins its goroutine's header
+        if not pasted[index] and _PROGRAM_SAYS.match(lines[index]) and _beside_pasted(pasted, filled, index):
+            pasted[index] = True  # "panic: assignment to entry in nil map" over its goroutines
     # a line between pasted lines of one paragraph is theirs ("goroutine 34 [running]:")
     last = None
     for index, filled_line in enumerate(filled):
@@ -153,6 +163,14 @@ def _pasted_lines(lines: list[str], fenced: list[bool]) -> list[bool]:
                 pasted[last:index] = [True] * (index - last)
             last = index
     return [cut or fence for cut, fence in zip(pasted, fenced, strict=True)]
+
+
+def _beside_pasted(pasted: list[bool], filled: list[bool], index: int) -> bool:
+    """Whether a pasted line is next to line ``index``: right above it, or below it across one blank line."""
+    if index > 0 and pasted[index - 1]:
+        return True
+    below = next((i for i in (index + 1, index + 2) if i < len(pasted) and filled[i]), None)
+    return below is not None and pasted[below] and (below == index + 1 or not filled[index + 1])
 
 
 def _heads_a_run(lines: list[str], filled: list[bool], index: int) -> bool:

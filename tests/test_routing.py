@@ -1113,6 +1113,13 @@ def test_pasted_material_is_no_part_of_what_the_request_asks(embedder: Embedder)
     for asks in ("Open an issue in acme/api with this trace:", "I want to open an issue with this:"):
         assert without_pasted(f"{asks}\n{PASTED_TRACE}\n\nlabel it bug") == f"{asks}\n\nlabel it bug"
     assert without_pasted("Getting this in prod:\n" + PASTED_TRACE) == "Getting this in prod:"  # all it says
+    # what only a program writes at a line's start goes with the block beside it: Go's panic over its
+    # goroutines, a blank line apart, though it reads as words (session 60)
+    panic = "panic: assignment to entry in nil map\n\ngoroutine 1 [running]:\nmain.(*R).Add(...)\n\t/src/r.go:42"
+    assert split_pasted(f"{panic}\n\nhas this been reported?") == Pasted("has this been reported?", panic)
+    assert without_pasted("fatal: errors like this keep coming\nfix the build") == (
+        "fatal: errors like this keep coming\nfix the build"
+    )  # no block beside it: the request's own line
     router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "pasted_material_tools.json")
     chosen = [
         router.route(request, allow_rerank=False).chosen
