@@ -18,12 +18,15 @@ request lists its parameters (``IP:192.168.11.33``); is bracketed like data or c
 header an indented run hangs under; is what only a program writes at a line's start (``panic: …``, an
 exception and its message) next to pasted lines; or lies between pasted lines of one paragraph. A line
 that only says what the block under it is ("I keep getting this:", ``_captions``) is neither what the
-request asks nor material. A request of one line is never cut, nor one that would be left empty.
+request asks nor material. A request of one line is never cut, nor one that would be left empty. A search about the
+material ("has anyone reported this?") searches its ``headline``, the exception and its message
+(``placement.searched_material``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a Markdown fence: at most three spaces before it
@@ -38,16 +41,32 @@ _LABELLED = re.compile(r"^[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,2}\s*:(?!//)\s*\S"
 # an exception's name and message: a dotted or capitalised-inside name and a colon
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]*[a-z][A-Z]\w*:|^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*:")
 _EXCEPTION_NAME = r"(?:[A-Za-z_][\w$]*\.)*[A-Za-z_]\w*(?:Error|Exception|Fault)\b"  # "java.lang.NullPointerException"
+# an exception's name anywhere in a line, and its message: "Exception in thread "main" java.lang.…: …"
+_ERROR_NAME = re.compile(
+    rf"(?:^|[\s\"'(])(?P<name>{_EXCEPTION_NAME})[^:\n]{{0,40}}:\s*\S"
+    r"|\((?:[A-Z]\w*::)*[A-Z]\w*(?:Error|Exception)\)\s*$"  # Ruby's "… for nil:NilClass (NoMethodError)"
+)
+_ERROR_WORD = re.compile(r"\b(?:error|panic|panicked|fatal|failed|failure|ERR!)(?=\W|$)", re.I)
+_LOG_FIELD = re.compile(r"^(?:#\d+|\[[^\]]*\]|\d[\d:.,/+TZ-]*|-+)$")  # a timestamp, a bracketed field
+_LOG_LEVEL_TEXT = "error err! fatal critical warn warning info debug e f"
+_LOG_LEVELS = frozenset(_LOG_LEVEL_TEXT.split())
 # what only a program writes at a line's start: an exception with its message, Go's panic and a
 # goroutine's header, git's and rustc's "fatal:" and "error[E0382]:"
 _PROGRAM_SAYS = re.compile(
     rf"^\s*(?:{_EXCEPTION_NAME}(?::\s|$)|panic: |fatal: |error\[\w+\]: |goroutine \d+ \[[\w ,]+\]:)"
 )
+_RUBY_FRAME = re.compile(r"^\S+:\d+:in [`'][^']*':\s*")  # "app/models/order.rb:23:in `total': "
+HEADLINE_CHARS = 120
 LOG_RUN = 3  # lines in a row that open alike: a logger's prefix, not a writer's
 # The words a request points at its pasted block with ("this error", "the trace below")
 _POINTING_TEXT = """this that these those it the a an same following above below here pasted error errors exception
 trace traceback stacktrace stack log logs output message crash panic warning failure"""
 _POINTING = frozenset(_POINTING_TEXT.split())
+_POINTERS = re.compile(
+    r"\b(?:(?:this|these)\b(?!\s+(?:repo|repos|repository|project|org|organization|branch|file|week|month|year|"
+    r"morning|afternoon|evening|time|quarter|sprint|release|one's)\b)|above|below)\b",
+    re.I,
+)
 # A sentence that states rather than asks: it opens with its subject (a pronoun, "here", "my build") or
 # a participle ("Getting", "Seeing"); a request opens with its verb ("Open …") or a modal ("Can you …").
 # A wish is a request all the same ("I want to open an issue with this:").
@@ -106,14 +125,41 @@ def _captions(lines: list[str], pasted: list[bool]) -> list[bool]:
     ]
 
 
-def points_at_material(value: object) -> bool:
+def headline(material: str) -> str:
+    """The line of pasted material that a search for it would quote: the first that names an exception
+    with its message (a Python traceback's last line, a JavaScript or Java error's first), else the first
+    that says error, panic or fatal (``panic: runtime error: …``, a logger's ``ERROR`` line, its
+    timestamp and bracketed fields dropped); empty when no line names what went wrong."""
+    lines = [line.strip() for line in material.splitlines() if line.strip() and not _FENCE_LINE.match(line)]
+    named = next((match for match in map(_ERROR_NAME.search, lines) if match), None)
+    if named and named.group("name"):  # from the exception's name: no "Exception in thread "main" "
+        line = named.string[named.start("name") :]
+    else:
+        line = named.string if named else next((line for line in lines if _ERROR_WORD.search(line)), "")
+    tokens = line.split()
+    while tokens and (_LOG_FIELD.match(tokens[0]) or tokens[0].lower().strip(":") in _LOG_LEVELS):
+        tokens.pop(0)  # "2024-05-01T10:02:11Z ERROR [worker] redis: connection refused"
+    text = _RUBY_FRAME.sub("", " ".join(tokens)).rstrip(":.")
+    if len(text) > HEADLINE_CHARS:  # the message's head: a search engine caps its query
+        text = text[:HEADLINE_CHARS].rsplit(" ", 1)[0]
+    return text
+
+
+def points_at_material(value: object, also: Collection[str] = ()) -> bool:
     """Whether a generated value only points at what the request pastes ("this", "the error", "error
     repo:acme/api" for "find this error in the acme/api code"): its words, search qualifiers
-    (``repo:acme/api``) aside, are all pointing words."""
+    (``repo:acme/api``) aside, are all pointing words, or words of ``also``."""
     if not isinstance(value, str):
         return False
-    words = [w for w in re.findall(r"[\w:/.-]+", value.lower()) if ":" not in w]
-    return bool(words) and all(w in _POINTING for w in words)
+    words = re.findall(r"[a-z0-9]+", " ".join(w for w in value.lower().split() if ":" not in w))
+    return bool(words) and all(w in _POINTING or w in also for w in words)
+
+
+def points_back(request: str) -> bool:
+    """Whether a request points at something it pastes: "Has anyone reported this?", "the error above",
+    not "this repo" or "this week". "It" and "that" point back at anything ("review it", "PRs that …"),
+    and a line "Here's what I'm seeing:" says what follows, not what to do with it."""
+    return bool(_POINTERS.search(request))
 
 
 def _fenced_lines(lines: list[str]) -> list[bool]:

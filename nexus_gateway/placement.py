@@ -17,7 +17,7 @@ from .affordance import REPO_PATTERN, URL_PATTERN, names_a_path
 from .decoding import could_hold
 from .grounding import spelled_numbers
 from .ir import PAGINATION
-from .lexical import split_identifier, stem, tokenize
+from .lexical import QUERY_STOPWORDS, split_identifier, stem, tokenize
 from .mentions import (
     FREE_TEXT,
     GENERIC_KEY_WORDS,
@@ -33,7 +33,7 @@ from .mentions import (
     stated_entities,
     without_quotes,
 )
-from .pasted import Pasted, split_pasted
+from .pasted import Pasted, headline, points_at_material, points_back, split_pasted
 from .window import argument_items
 
 if TYPE_CHECKING:
@@ -412,6 +412,51 @@ def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], pasted: P
     if len(homes) > 1 or not _no_text_of_its_own(arguments, homes[0], pasted):
         return arguments
     return {**arguments, homes[0]: pasted.material}
+
+
+SEARCH_KEYS = ("query", "q", "search", "term", "terms", "keywords")
+_QUALIFIER = re.compile(r"(?<!\S)-?[a-z]+:\S+")  # a search qualifier: repo:acme/api, is:open, -label:bug
+# How a request asks after a known problem, not what the problem is: "has anyone reported this", "any
+# open bug for it", "did someone already fix this"
+_ASKING_AFTER_TEXT = """anyone someone somebody anybody reported report reports known existing already fix fixed fixes
+bug bugs issue issues problem problems ticket tickets open opened similar related mention mentions mentioning about
+search find look looking check seen happen happens happened any one"""
+_ASKING_AFTER = frozenset(_ASKING_AFTER_TEXT.split())
+
+
+def searched_material(arguments: dict[str, Any], schema: dict[str, Any], tool: str, pasted: Pasted) -> dict[str, Any]:
+    """A search about what the request pastes searches its headline (``pasted.headline``: the exception
+    and its message). "Has anyone reported this in acme/api? <trace>" came out with no query at all,
+    "Any open bug for this one?" searched ``bug`` and "Did someone already fix this in vercel/next.js?"
+    ``fix-nextjs`` (0.5B model, session 60). The tool's one search key takes the headline, the query's
+    qualifiers kept (``repo:acme/api``), when the request points at its material ("this", "the error
+    above": ``pasted.points_back``) and the query has no word of its own (``_words_of_its_own``). A
+    search key the schema leaves optional is not added."""
+    line = headline(pasted.material) if pasted.material and points_back(pasted.request) else ""
+    keys = [key for key, raw in properties(schema) if raw.get("type") == "string" and "enum" not in raw]
+    homes = [key for key in keys if split_identifier(key).lower().split()[-1:] in ([word] for word in SEARCH_KEYS)]
+    if not line or len(homes) != 1:
+        return arguments
+    home = homes[0]
+    query = arguments.get(home, "" if home in schema.get("required", []) else None)
+    others = [str(value) for key, value in arguments.items() if key != home]
+    if not isinstance(query, str) or _words_of_its_own(query, [split_identifier(tool), *others], pasted.request):
+        return arguments
+    return {**arguments, home: " ".join([line, *_QUALIFIER.findall(query)])}
+
+
+def _words_of_its_own(query: str, others: list[str], request: str) -> bool:
+    """Whether a search query says what to search for: a word besides its qualifiers, pointing and
+    function words, words of asking after a problem (``_ASKING_AFTER``), and the words of ``others``
+    (the tool's name, the other arguments' values), of its qualifiers' values and of the repositories
+    the request names (``billing`` for "find where this is thrown in acme/billing")."""
+    qualifiers = _QUALIFIER.findall(query)
+    words = " ".join(word for word in query.split() if word not in qualifiers)
+    named = [*others, *(word.split(":", 1)[1] for word in qualifiers)]
+    named += [f"{owner} {repo}" for owner, repo in repositories(request)]
+    spelt = {re.sub(r"[^a-z0-9]", "", value.lower()) for value in " ".join(named).split()}  # "nextjs": next.js
+    said = QUERY_STOPWORDS | _ASKING_AFTER | set(re.findall(r"[a-z0-9]+", " ".join(named).lower())) | spelt
+    return bool(words.strip()) and not points_at_material(words, said)
 
 
 def _no_text_of_its_own(arguments: dict[str, Any], key: str, pasted: Pasted) -> bool:
@@ -855,7 +900,8 @@ def place_stated(
     arguments = pull_request_branches(arguments, schema, intent)
     arguments = quotes_where_named(bare_quotes(arguments, intent), schema, intent)
     arguments = whole_colon_tail(arguments, schema, intent)
-    arguments = pasted_material(arguments, schema, pasted or split_pasted(intent))
+    pasted = pasted or split_pasted(intent)
+    arguments = searched_material(pasted_material(arguments, schema, pasted), schema, tool, pasted)
     arguments = renamed_to(arguments, schema, intent)
     arguments = stated_kinds(arguments, schema, intent)
     arguments = stated_homes(arguments, schema, intent)

@@ -62,7 +62,7 @@ from nexus_gateway.mentions import (
     stated_entities,
 )
 from nexus_gateway.model_store import DEFAULT_MODEL, lookup, model_path
-from nexus_gateway.pasted import split_pasted
+from nexus_gateway.pasted import headline, split_pasted
 from nexus_gateway.placement import (
     anchor_repository,
     bare_quotes,
@@ -82,6 +82,7 @@ from nexus_gateway.placement import (
     renamed_to,
     result_values_unasked,
     scope_qualifiers,
+    searched_material,
     singled_out_number,
     source_branch_from_window,
     split_owner_repo,
@@ -1210,6 +1211,57 @@ def test_pasted_material_is_the_long_text_the_model_left_out() -> None:
     assert pasted_material({}, two, split_pasted(said)) == {}
 
 
+def test_the_headline_of_pasted_material_is_the_line_that_names_what_went_wrong() -> None:
+    """A search for pasted material quotes the line a person would: the exception and its message, not
+    the traceback's first line, a frame, a runtime's wrapper or a logger's timestamp."""
+    python = "Traceback (most recent call last):\n  File \"/app/w.py\", line 8, in run\n    job.ack()\nKeyError: 'a1'"
+    assert headline(python) == "KeyError: 'a1'"
+    java = 'Exception in thread "main" java.lang.IllegalStateException: pool shut down\n\tat a.B.c(B.java:3)'
+    assert headline(f"```\n{java}\n```") == "java.lang.IllegalStateException: pool shut down"
+    assert headline("app/models/o.rb:23:in `total': undefined method `price' for nil:NilClass (NoMethodError)") == (
+        "undefined method `price' for nil:NilClass (NoMethodError)"
+    )
+    log = "2025-03-02 14:11:07,112 INFO  [main] start\n2025-03-02 14:11:09,530 ERROR [pool-2] kafka: broker down."
+    assert headline(log) == "kafka: broker down"
+    assert headline("panic: assignment to entry in nil map\n\ngoroutine 1 [running]:") == (
+        "panic: assignment to entry in nil map"
+    )
+    assert headline("def f(x):\n    return x + 1") == ""  # code names nothing that went wrong
+    assert len(headline("ValueError: " + "word " * 60)) <= 120
+
+
+def test_a_search_about_pasted_material_searches_its_headline() -> None:
+    """ "Has anyone reported this in acme/api? <trace>" came out with no query, "Any open bug for this
+    one?" searched ``bug`` and "find where this is thrown in acme/billing" ``billing repo:acme/billing``
+    (0.5B model, session 60): when the request points at its material and the query says nothing of its
+    own, the search key takes the material's headline, its qualifiers kept. A query with words of its
+    own, a request that points at nothing, and an optional search key the model left out stay."""
+    trace = "Traceback (most recent call last):\n  File \"/app/w.py\", line 8, in run\nKeyError: 'a1'"
+    issues = {
+        "properties": {"query": {"type": "string"}, "owner": {"type": "string"}, "repo": {"type": "string"}},
+        "required": ["query"],
+    }
+    said = split_pasted(f"Has anyone reported this in acme/api?\n\n{trace}")
+    repo = {"owner": "acme", "repo": "api"}
+    assert searched_material(repo, issues, "search_issues", said) == {**repo, "query": "KeyError: 'a1'"}
+    for query in ("bug", "this one", "acme api issues", "reported", "is:open"):
+        expected = " ".join(["KeyError: 'a1'", *[w for w in query.split() if ":" in w]])
+        assert searched_material({**repo, "query": query}, issues, "search_issues", said)["query"] == expected
+    code = {"properties": {"query": {"type": "string"}}, "required": ["query"]}
+    thrown = split_pasted(f"Find where this is thrown in acme/billing:\n{trace}")
+    assert searched_material({"query": "billing repo:acme/billing"}, code, "search_code", thrown) == {
+        "query": "KeyError: 'a1' repo:acme/billing"
+    }
+    own = {**repo, "query": "login cache misses"}
+    assert searched_material(own, issues, "search_issues", said) == own  # the request's own topic
+    unpointed = split_pasted(f"list the open bugs in acme/api\n\n{trace}")
+    assert searched_material({**repo, "query": "bug"}, issues, "search_issues", unpointed)["query"] == "bug"
+    weekly = split_pasted(f"search this repo's issues\n\n{trace}")  # "this repo" points at no block
+    assert searched_material({"query": "issues"}, issues, "search_issues", weekly) == {"query": "issues"}
+    optional = {"properties": {"query": {"type": "string"}, "repo": {"type": "string"}}}
+    assert searched_material({"repo": "api"}, optional, "list_commits", said) == {"repo": "api"}
+
+
 def test_quoted_text_goes_to_the_key_the_word_before_it_names() -> None:
     pull = {
         "properties": {
@@ -1362,6 +1414,9 @@ def test_a_request_is_read_without_what_it_pastes_unless_it_asks_about_it(genera
     log = "#8 ERROR: No matching distribution found for torch==2.9.1\n#8 ERROR: process did not complete\n#8 DONE"
     done = generate("search_code", f"find this error in the acme/api code\n\n{log}")
     assert "torch" in done.arguments.get("query", "")
+    # a search about the material searches its headline: the model left the query out (session 60)
+    done = generate("search_issues", f"Has anyone reported this in acme/api?\n\n{trace}")
+    assert done.arguments["query"] == "KeyError: 'a81f3c'" and done.arguments["repo"] == "api"
 
 
 def test_a_number_keeps_its_sign_and_exponent(generator: ArgumentGenerator) -> None:

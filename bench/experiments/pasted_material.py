@@ -19,6 +19,8 @@ pasted as its body or content) through ``eval args --gold-tool`` with the defaul
 and the GitHub dev requests with a held-out-2 block after "Here's what I'm seeing:" (``BESIDE``), as
 written and with the block, both trees: a block beside a request must not change its arguments but for
 the long text (session 59: the 0.5B model copied paths, shas and page numbers out of pasted blocks).
+Last, ``bench/data/pasted-search-dev.jsonl`` (``search_counts``): searches beside a pasted block, routed
+and through ``eval args``, both trees.
 
     python bench/experiments/pasted_material.py [--baseline REV] [--json OUT]
 
@@ -223,8 +225,9 @@ def argument_counts(folder: Path, source: Path | None) -> dict[str, Any]:
 
 def beside_counts(queries: Path, folder: Path, source: Path | None) -> dict[str, Any]:
     """The GitHub dev requests with a block beside them through ``eval args`` with the labelled tool:
-    labelled keys right, values the labels do not hold outside a long-text key (where the block may go),
-    and requests with every labelled key right and no such value."""
+    labelled keys right (as ``eval_args.score_arguments`` counts them), values the labels do not hold
+    outside a long-text key (where the block may go), and requests with every labelled key right and no
+    such value."""
     cases = folder / f"{queries.stem}-args-{'base' if source else 'this'}.jsonl"
     command = ["nexus-gateway", "eval", "args", "--registry", str(S / "registries" / "github-mcp.json")]
     command += ["--queries", str(queries), "--no-rerank", "--threads", "2", "--gold-tool", "--no-oracle"]
@@ -232,16 +235,30 @@ def beside_counts(queries: Path, folder: Path, source: Path | None) -> dict[str,
     right = total = unlabelled = whole = 0
     for case in cases_of(command, cases, source):
         want, got = labels[case["id"]], case["arguments"]
-        same = sum(key in got and _normal(got[key]) == _normal(value) for key, value in want.items())
         extra = sum(key not in want and not key.lower().endswith(LONG_TEXT) for key in got)
-        right, total, unlabelled = right + same, total + len(want), unlabelled + extra
-        whole += same == len(want) and not extra
+        right, total, unlabelled = right + case["right"], total + len(want), unlabelled + extra
+        whole += case["right"] == len(want) and not extra
     n = len(labels)
     return {"n": n, "keys_right": right, "keys_total": total, "unlabelled_values": unlabelled, "whole": cell(whole, n)}
 
 
-def _normal(value: Any) -> str:
-    return json.dumps(value, sort_keys=True).lower()
+def search_counts(folder: Path, source: Path | None) -> dict[str, Any]:
+    """``bench/data/pasted-search-dev.jsonl`` (20 searches beside a pasted block, written in session 60
+    after the headline rule and before it was run on them): 14 ask about the block ("has anyone reported
+    this in acme/api?"), whose query is its headline; 6 say what to search for, whose query is theirs.
+    Routed at N = 250, and through ``eval args`` with the labelled tool: requests with every labelled key
+    right and nothing else sent, per kind."""
+    queries = ROOT / "bench" / "data" / "pasted-search-dev.jsonl"
+    kinds = {r["id"]: r["style"] for r in map(json.loads, queries.read_text().splitlines())}
+    cases = folder / f"search-args-{'base' if source else 'this'}.jsonl"
+    command = ["nexus-gateway", "eval", "args", "--registry", str(S / "registries" / "github-mcp.json")]
+    command += ["--queries", str(queries), "--no-rerank", "--threads", "2", "--gold-tool", "--no-oracle"]
+    results = cases_of(command, cases, source)
+    report: dict[str, Any] = {"routed": cell(right_count(queries, folder, source), len(kinds))}
+    for kind in dict.fromkeys(kinds.values()):
+        mine = [case for case in results if kinds[case["id"]] == kind]
+        report[kind] = cell(sum(case["right"] == case["total"] for case in mine), len(mine))
+    return report
 
 
 def cell(right: int, n: int) -> dict[str, Any]:
@@ -300,6 +317,13 @@ def main() -> int:
                 sides = ("written", "baseline", "this")
                 cells = [pick(report["beside"][side]) if side in report["beside"] else "–" for side in sides]
                 print(f"| {label} | {' | '.join(map(str, cells))} |", flush=True)
+            report["search"] = {"this": search_counts(folder, None)}
+            if source:
+                report["search"]["baseline"] = search_counts(folder, source)
+            print(f"\n| searches beside a block | {base_name} | this tree |\n|---|---|---|")
+            for label in report["search"]["this"]:
+                base = report["search"].get("baseline", {}).get(label, {}).get("right", "–")
+                print(f"| {label} | {base} | {report['search']['this'][label]['right']} |", flush=True)
             report["arguments"] = {"this": argument_counts(folder, None)}
             if source:
                 report["arguments"]["baseline"] = argument_counts(folder, source)
