@@ -51,9 +51,23 @@ _LOG_FIELD = re.compile(r"^(?:#\d+|\[[^\]]*\]|\d[\d:.,/+TZ-]*|-+)$")  # a timest
 _LOG_LEVEL_TEXT = "error err! fatal critical warn warning info debug e f"
 _LOG_LEVELS = frozenset(_LOG_LEVEL_TEXT.split())
 # what only a program writes at a line's start: an exception with its message, Go's panic and a
-# goroutine's header, git's and rustc's "fatal:" and "error[E0382]:"
+# goroutine's header, git's and rustc's "fatal:", "error[E0382]:" and "note:"
 _PROGRAM_SAYS = re.compile(
-    rf"^\s*(?:{_EXCEPTION_NAME}(?::\s|$)|panic: |fatal: |error\[\w+\]: |goroutine \d+ \[[\w ,]+\]:)"
+    rf"^\s*(?:{_EXCEPTION_NAME}(?::\s|$)|panic: |fatal: |[Ff]atal error: |error\[\w+\]: |note: "
+    r"|goroutine \d+ \[[\w ,]+\]:)"
+)
+# what only a program writes, wherever it stands: a diagnostic led by its file and line ("src/a.ts:88:15 -
+# error TS2345", "psql:x.sql:3: ERROR:", "Program.cs(12,17): error CS0103"), Python's traceback header,
+# Rust's panic, PHP's errors, a line led by a date and time or by a loud level ("[ERROR]", "INFO"), and a
+# table's rows, their columns aligned by runs of spaces
+_DIAGNOSTIC = re.compile(
+    r"^\s*\S*?\.\w{1,6}(?::\d+(?::\d+)?|\(\d+(?:,\d+)?\))(?::\s*|\s+-\s+)"
+    r"(?:(?:fatal )?error|warning|note|ERROR|FATAL|in [`'])"
+    r"|^Traceback \(most recent call last\):|^thread '[^']*' panicked at "
+    r"|^PHP (?:Fatal error|Parse error|Warning|Notice|Deprecated): "
+    r"|^\s*\[?\d{4}[-/]\d\d[-/]\d\d[ T]\d\d:\d\d"
+    r"|^\s*\[?(?:ERROR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL|FAILURE)\b"
+    r"|^.*?\S(?: {3,}\S+){2,}"
 )
 _RUBY_FRAME = re.compile(r"^\S+:\d+:in [`'][^']*':\s*")  # "app/models/order.rb:23:in `total': "
 HEADLINE_CHARS = 120
@@ -185,7 +199,7 @@ def _pasted_lines(lines: list[str], fenced: list[bool]) -> list[bool]:
     if all(indent for indent, filled_line in zip(indented, filled, strict=True) if filled_line):
         indented = [False] * len(lines)
     pasted = [
-        filled_line and (indent or bool(_STRUCTURE.search(line)) or _mostly_not_words(line))
+        filled_line and (indent or bool(_STRUCTURE.search(line) or _DIAGNOSTIC.match(line)) or _mostly_not_words(line))
         for line, filled_line, indent in zip(lines, filled, indented, strict=True)
     ]
     for start, end in _log_runs([line if filled_line else "" for line, filled_line in zip(lines, filled, strict=True)]):
@@ -196,6 +210,9 @@ def _pasted_lines(lines: list[str], fenced: list[bool]) -> list[bool]:
             pasted[above] = True
         if indented[above] and filled[below] and not indented[below] and _EXCEPTION_LINE.match(lines[below]):
             pasted[below] = True  # the exception a trace's frames end in ("KeyError: 'a81f3c'")
+    for index in range(1, len(lines)):  # what a pasted line announces with its colon: a panic's message
+        if pasted[index - 1] and lines[index - 1].rstrip().endswith(":") and filled[index] and not fenced[index - 1]:
+            pasted[index] = True
     for index in reversed(range(len(lines))):  # upwards: a panic's line joins its goroutine's header
         if not pasted[index] and _PROGRAM_SAYS.match(lines[index]) and _beside_pasted(pasted, filled, index):
             pasted[index] = True  # "panic: assignment to entry in nil map" over its goroutines

@@ -1088,9 +1088,11 @@ def test_pasted_material_is_no_part_of_what_the_request_asks(embedder: Embedder)
     pasted lines; a list the request itself writes, or key-value lines, stay."""
     pasted = split_pasted("File this in acme/api please:\n" + PASTED_TRACE + "\nthanks")
     assert pasted == Pasted("File this in acme/api please:\n\nthanks", PASTED_TRACE.strip())
-    # a header that ends in a colon, right under the request, may be the request introducing the trace
-    unsure = without_pasted("Please file this in acme/api\n" + PASTED_TRACE)
-    assert unsure == "Please file this in acme/api\nTraceback (most recent call last):"
+    # a header that ends in a colon, right under the request, may be the request introducing the block,
+    # but a traceback's header is Python's own (session 60)
+    assert without_pasted("Please file this in acme/api\n" + PASTED_TRACE) == "Please file this in acme/api"
+    unsure = without_pasted("Please file this in acme/api\nWhile syncing:\n    x = f(1)\n    y = g(x)")
+    assert unsure == "Please file this in acme/api\nWhile syncing:"
     assert without_pasted("TypeError: x is undefined\n    at f (a.js:1:2)\n    at g (b.js:3:4)\n\nwho broke it?") == (
         "who broke it?"
     )  # the header an indented run hangs under goes with it
@@ -1120,6 +1122,19 @@ def test_pasted_material_is_no_part_of_what_the_request_asks(embedder: Embedder)
     assert without_pasted("fatal: errors like this keep coming\nfix the build") == (
         "fatal: errors like this keep coming\nfix the build"
     )  # no block beside it: the request's own line
+    # what only a program writes, wherever it stands: a diagnostic led by its file and line, a line led by
+    # a date and time or a loud level, a table's rows aligned by runs of spaces (session 60)
+    for block in (
+        "src/routes/orders.ts:88:15 - error TS2345: Argument of type 'string' is not assignable.",
+        "Program.cs(12,17): error CS0103: The name 'taxRate' does not exist in the current context",
+        "[ERROR] Failed to execute goal on project billing: There are test failures.",
+        "2025/04/09 22:41:07 [error] 2211#2211: upstream timed out while reading response header",
+        "NAME          READY   STATUS             RESTARTS\napi-7d9c8b6f5   0/1     CrashLoopBackOff   14",
+        "thread 'main' panicked at src/parser.rs:214:18:\ncalled `Option::unwrap()` on a `None` value",
+    ):
+        assert split_pasted(f"{block}\n\nwho broke it?") == Pasted("who broke it?", block)
+    for written in ("Error when I push to main, search the issues\nthanks", "The README says: run make\nok?"):
+        assert without_pasted(written) == written
     router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "pasted_material_tools.json")
     chosen = [
         router.route(request, allow_rerank=False).chosen
