@@ -8,10 +8,17 @@ the stored calibration (``bench/results/calibration-github.json``) at N = 250, a
 does: with this tree, and with the tree at ``--baseline REV`` side by side (a git worktree on
 PYTHONPATH, so its numpy scan, which ranks as the C scan does). The requests as written are the ceiling.
 
-Three sets of blocks, each cycled over the 166 requests: ``design`` (looked at while writing
+Five sets of blocks, each cycled over the 166 requests: ``design`` (looked at while writing
 ``nexus_gateway/pasted.py``), ``held-out 1`` (first routed after the design; its failures then changed
 the rules: a fence must start the line, log lines that open alike, an indented run's header) and
-``held-out 2`` (written before those changes and first routed after them).
+``held-out 2`` (written before those changes and first routed after them). Session 60 read the blocks of
+held-out 1 and 2 the split left in the request and wrote rules for what only a program writes (a
+diagnostic led by its file and line, Python's traceback header, Rust's panic, PHP's errors, "note:");
+``held-out 3`` was written then, before those rules were run on it, and read after (a line led by a date
+and time, "Fatal error:", a table's aligned columns came of it); ``held-out 4`` was written after that,
+and read after its first split (a loud log level, a slashed date, a location in parentheses came of it).
+Each was held out for one look only; the column "read as written" counts the requests the split leaves
+exactly as they were before the block was pasted.
 
 Then the arguments: ``bench/data/pasted-args-dev.jsonl`` (16 requests written in session 58 before the
 placement rule was run on them: an issue, a comment, a gist, a file … with a block of the three sets
@@ -153,7 +160,101 @@ Execution failed for task ':app:compileDebugKotlin'.
 * Try:
 > Run with --stacktrace option to get the stack trace.""",
 }
-SETS = {"design": DESIGN, "held-out 1": HELD_OUT_1, "held-out 2": HELD_OUT_2}
+HELD_OUT_3 = {
+    "gcc": """src/parser.c: In function 'parse_header':
+src/parser.c:142:17: error: 'len' undeclared (first use in this function)
+  142 |     if (offset >= len) {
+      |                   ^~~
+src/parser.c:142:17: note: each undeclared identifier is reported only once for each function it appears in""",
+    "cargo": """error[E0382]: borrow of moved value: `config`
+  --> src/main.rs:27:20
+   |
+24 |     let server = Server::new(config);
+   |                              ------ value moved here
+27 |     println!("{}", config.port);
+   |                    ^^^^^^^^^^^ value borrowed here after move""",
+    "mypy": """app/services/billing.py:58: error: Argument 1 to "charge" has incompatible type "str | None"; \
+expected "str"  [arg-type]
+app/services/billing.py:91: error: Item "None" of "Customer | None" has no attribute "email"  [union-attr]
+Found 2 errors in 1 file (checked 48 source files)""",
+    "docker ps": """CONTAINER ID   IMAGE                COMMAND                  STATUS                      NAMES
+3f2a9c1d7e4b   acme/api:1.14.2      "gunicorn app:app"       Restarting (1) 8 seconds ago   api
+9b8c7d6e5f4a   postgres:16          "docker-entrypoint.s…"   Up 2 hours                  db""",
+    "swift": """Fatal error: Unexpectedly found nil while unwrapping an Optional value: file \
+Shop/CartViewController.swift, line 88
+2025-02-11 09:14:03.412 Shop[4121:118822] Fatal error: Unexpectedly found nil while unwrapping an Optional value""",
+    "elixir": """** (FunctionClauseError) no function clause matching in Acme.Billing.Invoice.total/1
+
+    The following arguments were given to Acme.Billing.Invoice.total/1:
+
+        # 1
+        nil
+
+    (acme 0.9.1) lib/acme/billing/invoice.ex:42: Acme.Billing.Invoice.total/1""",
+    "terraform": """Error: creating S3 Bucket (acme-prod-assets): BucketAlreadyExists: The requested bucket name is \
+not available.
+\tstatus code: 409, request id: 8Z2K1J4Q, host id: abc123=
+
+  with aws_s3_bucket.assets,
+  on main.tf line 12, in resource "aws_s3_bucket" "assets":
+  12: resource "aws_s3_bucket" "assets" {""",
+    "logcat": """E/AndroidRuntime( 8123): FATAL EXCEPTION: main
+E/AndroidRuntime( 8123): Process: com.acme.shop, PID: 8123
+E/AndroidRuntime( 8123): java.lang.IllegalStateException: Fragment CartFragment not attached to a context.
+E/AndroidRuntime( 8123): \tat androidx.fragment.app.Fragment.requireContext(Fragment.java:967)""",
+}
+HELD_OUT_4 = {
+    "jest": """ FAIL  src/cart/total.test.ts
+  ● cart total › applies the discount once
+
+    expect(received).toBe(expected) // Object.is equality
+
+    Expected: 81
+    Received: 90
+
+      12 |   const cart = makeCart([item(100)]);
+      13 |   applyDiscount(cart, 0.1);
+    > 14 |   expect(total(cart)).toBe(81);
+         |                       ^""",
+    "nginx": """2025/04/09 22:41:07 [error] 2211#2211: *8841 upstream timed out (110: Connection timed out) while \
+reading response header from upstream, client: 10.0.3.7, server: api.acme.io, request: "POST /v1/checkout \
+HTTP/1.1", upstream: "http://127.0.0.1:8000/v1/checkout", host: "api.acme.io"
+2025/04/09 22:41:09 [error] 2211#2211: *8846 upstream timed out (110: Connection timed out) while reading response \
+header from upstream, client: 10.0.3.9, server: api.acme.io""",
+    "maven": """[INFO] BUILD FAILURE
+[INFO] ------------------------------------------------------------------------
+[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test (default-test) on project \
+billing: There are test failures.
+[ERROR]
+[ERROR] Please refer to /work/billing/target/surefire-reports for the individual test results.""",
+    "go test": """--- FAIL: TestParseDuration (0.00s)
+    duration_test.go:31: ParseDuration("90m") = 1h0m0s, want 1h30m0s
+FAIL
+FAIL\tgithub.com/acme/timeutil\t0.014s""",
+    "mysql": """mysql> INSERT INTO users (id, email) VALUES (42, 'ana@acme.io');
+ERROR 1062 (23000): Duplicate entry '42' for key 'users.PRIMARY'""",
+    "webpack": """ERROR in ./src/pages/Checkout.tsx 7:0-41
+Module not found: Error: Can't resolve '../components/PayButton' in '/app/src/pages'
+webpack 5.91.0 compiled with 1 error in 2841 ms""",
+    "dotnet build": """Program.cs(12,17): error CS0103: The name 'taxRate' does not exist in the current context \
+[/src/Shop/Shop.csproj]
+Build FAILED.
+    0 Warning(s)
+    1 Error(s)""",
+    "pip": """ERROR: Cannot install fastapi==0.110.0 and starlette==0.38.2 because these package versions have \
+conflicting dependencies.
+
+The conflict is caused by:
+    The user requested starlette==0.38.2
+    fastapi 0.110.0 depends on starlette<0.37.0 and >=0.36.3""",
+}
+SETS = {
+    "design": DESIGN,
+    "held-out 1": HELD_OUT_1,
+    "held-out 2": HELD_OUT_2,
+    "held-out 3": HELD_OUT_3,
+    "held-out 4": HELD_OUT_4,
+}
 # Lines that introduce a block, written in session 59 after the caption rule (``pasted._captions``) was
 # built on the two in ``FORMS`` and before it was run on these: the held-out check of that rule.
 OTHER_INTROS = [
@@ -185,6 +286,22 @@ def cases_of(command: list[str], cases: Path, source: Path | None) -> list[dict[
     environment = {**os.environ, "PYTHONPATH": str(source)} if source else None
     subprocess.run([*command, "--cases", str(cases)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=environment)
     return [json.loads(line) for line in cases.read_text().splitlines()]
+
+
+# The request each query of a file is read as, by the package on PYTHONPATH
+_READ_AS = """import json, sys
+from nexus_gateway.pasted import split_pasted
+print(json.dumps([split_pasted(json.loads(line)["query"]).request.strip() for line in open(sys.argv[1])]))"""
+
+
+def read_as_written(queries: Path, written: list[dict[str, Any]], source: Path | None) -> int:
+    """Requests that ``pasted.split_pasted`` of the package at ``source`` (None: this tree) reads as they
+    were written before a block was pasted beside them: the block and its introducing line all set aside."""
+    environment = {**os.environ, "PYTHONPATH": str(source or ROOT)}
+    read = subprocess.run(
+        [sys.executable, "-c", _READ_AS, str(queries)], env=environment, check=True, capture_output=True, text=True
+    )
+    return sum(got == request["query"].strip() for got, request in zip(json.loads(read.stdout), written, strict=True))
 
 
 def right_count(queries: Path, folder: Path, source: Path | None) -> int:
@@ -286,7 +403,9 @@ def main() -> int:
             written.write_text("".join(json.dumps(r) + "\n" for r in requests))
             report["written"] = cell(right_count(written, folder, None), n)
             print(f"{n} GitHub dev requests at N = 250; as written: {report['written']['right']}")
-            print(f"| blocks | form | {args.baseline or 'baseline'} | this tree |\n|---|---|---|---|")
+            base_name = args.baseline or "baseline"
+            print(f"| blocks | form | routed right, {base_name} | this tree | read as written, {base_name} | this |")
+            print("|---|---|---|---|---|---|")
             for set_name, blocks in SETS.items():
                 kinds = list(blocks.values())
                 rows = report["sets"][set_name] = {}
@@ -297,16 +416,22 @@ def main() -> int:
                     queries = folder / f"{set_name.replace(' ', '-')}-{form.replace(', ', '-')}.jsonl"
                     queries.write_text("".join(json.dumps(r) + "\n" for r in pasted))
                     rows[form] = {"this": cell(right_count(queries, folder, None), n)}
+                    rows[form]["read_as_written"] = {"this": read_as_written(queries, requests, None)}
                     if source:
                         rows[form]["baseline"] = cell(right_count(queries, folder, source), n)
+                        rows[form]["read_as_written"]["baseline"] = read_as_written(queries, requests, source)
                     base = rows[form].get("baseline", {}).get("right", "–")
-                    print(f"| {set_name} | {form} | {base} | {rows[form]['this']['right']} |", flush=True)
+                    read = rows[form]["read_as_written"]
+                    print(
+                        f"| {set_name} | {form} | {base} | {rows[form]['this']['right']} | "
+                        f"{read.get('baseline', '–')} | {read['this']} |",
+                        flush=True,
+                    )
             beside = folder / f"{BESIDE[0].replace(' ', '-')}-{BESIDE[1].replace(', ', '-')}.jsonl"
             report["beside"] = {"set": BESIDE[0], "form": BESIDE[1], "written": beside_counts(written, folder, None)}
             report["beside"]["this"] = beside_counts(beside, folder, None)
             if source:
                 report["beside"]["baseline"] = beside_counts(beside, folder, source)
-            base_name = args.baseline or "baseline"
             print(f"\n| arguments, labelled tool, {', '.join(BESIDE)} | as written | {base_name} | this |")
             print("|---|---|---|---|")
             for label, pick in (
