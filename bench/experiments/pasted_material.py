@@ -299,7 +299,12 @@ def read_as_written(queries: Path, written: list[dict[str, Any]], source: Path |
     were written before a block was pasted beside them: the block and its introducing line all set aside."""
     environment = {**os.environ, "PYTHONPATH": str(source or ROOT)}
     read = subprocess.run(
-        [sys.executable, "-c", _READ_AS, str(queries)], env=environment, check=True, capture_output=True, text=True
+        [sys.executable, "-c", _READ_AS, str(queries)],
+        cwd=queries.parent,  # not ROOT: "-c" puts the working directory first on sys.path
+        env=environment,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return sum(got == request["query"].strip() for got, request in zip(json.loads(read.stdout), written, strict=True))
 
