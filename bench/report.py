@@ -8,6 +8,7 @@ Each section names the command that produced its figures; a missing result file 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -341,23 +342,29 @@ the stored calibration. Before this change the link form got 23 of 43 (53.5%) at
 all tools, most of the misses taken by web fetchers; now:
 """
 
-PASTED_NOTE = """Sessions 58–59: a request's pasted trace, log, code or data is no part of what it asks (`pasted.py`;
+PASTED_NOTE = """Sessions 58–60: a request's pasted trace, log, code or data is no part of what it asks (`pasted.py`;
 the router reads the request without its pasted lines, and since session 59 without a line that only says
-what the block under it is, "I keep getting this:"). Argument generation reads the request without them
-too, and with them only for a required value the request leaves unsaid (session 59); the block becomes
-the tool's body or content (`placement.pasted_material`). On the dev sets as they are no decision moved
-(`decisions_ab.py`). The dev sets paste nothing, so `python bench/experiments/pasted_material.py
---baseline 0705399 --json bench/results/pasted_material.json` pastes a block beside each of the 166
-GitHub dev requests in six forms (after or before, bare, under one introducing line, or under eight other
-introducing lines in turn, written after the session 59 rule and before it was run on them) and routes
-them at N = 250 with the tree before and this one, side by side; three sets of blocks, the first looked
-at while writing the rules, the second routed first after them and then used to mend three rules, the
-third written before those mends and routed once (`docs/routing.md`). Then the arguments, with the 0.5B
-model and the labelled tool, both trees: 16 requests that paste a body or a file's content
-(`bench/data/pasted-args-dev.jsonl`, written before the rule was run), and the 166 GitHub dev requests
-with a held-out-2 block after "Here's what I'm seeing:" against the same requests as written. (Session
-58's run against be44e21, before either session: 327, 373 and 382 of the 664 requests of the first four
-forms of each set right, 2 of the 16 blocks as the long text; `docs/routing.md`, `docs/arguments.md`.)
+what the block under it is, "I keep getting this:"; since session 60 a line only a program writes is
+pasted wherever it stands: a diagnostic led by its file and line, a traceback's header, a line led by a
+time or a loud log level, aligned table rows). Argument generation reads the request without them too,
+and with them only for a required value the request leaves unsaid (session 59); the block becomes the
+tool's body or content (`placement.pasted_material`), and since session 60 a search about the block
+searches its headline (`placement.searched_material`). On the dev sets as they are no decision moves: no
+dev request's split changes. The dev sets paste nothing, so `python bench/experiments/pasted_material.py
+--baseline 1b55309 --json bench/results/pasted_material.json` (1b55309: session 59's last commit) pastes a
+block beside each of the 166 GitHub dev requests in six forms (after or before, bare, under one
+introducing line, or under eight other introducing lines in turn) and routes them at N = 250 with the
+tree before and this one, side by side; five sets of blocks, each held out for one look and read after it
+(`docs/routing.md`), so all are design sets now. "Read as written" counts the requests the split leaves
+exactly as they were before the block was pasted. Then the arguments, with the 0.5B model and the
+labelled tool, both trees: 16 requests that paste a body or a file's content
+(`bench/data/pasted-args-dev.jsonl`), the 166 GitHub dev requests with a held-out-2 block after "Here's
+what I'm seeing:" against the same requests as written (keys scored by `eval_args.score_arguments`), and
+20 searches beside a block (`bench/data/pasted-search-dev.jsonl`, written in session 60 after the
+headline rule and before it was run on them). (Session 59's run against 0705399, before it: the forms
+under "I keep getting this:" 117 → 129, 118 → 126, 113 → 118 of 166 in the first three sets; session 58's
+against be44e21: 327, 373 and 382 of the 664 requests of the first four forms of each set right;
+`docs/routing.md`, `docs/arguments.md`.)
 """
 
 
@@ -435,17 +442,25 @@ def share(cell: dict[str, Any], n: int) -> str:
 
 
 def pasted_material() -> str:
-    """Routing and arguments with a block pasted into the request (sessions 58–59)."""
+    """Routing and arguments with a block pasted into the request (sessions 58–60)."""
     document = load("pasted_material.json")
     if not document:
         return ""
 
     n = document["n"]
-    rows = [f"| blocks | form | {document['baseline']} | this tree |", "|---|---|---|---|"]
+    base = document["baseline"]
+    rows = [
+        f"| blocks | form | routed right, {base} | this tree | read as written, {base} | this tree |",
+        "|---|---|---|---|---|---|",
+    ]
     for blocks, forms in document["sets"].items():
         for form, cells in forms.items():
-            rows.append(f"| {blocks} | {form} | {share(cells['baseline'], n)} | **{share(cells['this'], n)}** |")
-    rows.append(f"| as written | – | – | {share(document['written'], n)} |")
+            read = cells.get("read_as_written", {})
+            rows.append(
+                f"| {blocks} | {form} | {share(cells['baseline'], n)} | **{share(cells['this'], n)}** | "
+                f"{read.get('baseline', '–')} | {read.get('this', '–')} |"
+            )
+    rows.append(f"| as written | – | – | {share(document['written'], n)} | – | {n} |")
     arguments = document["arguments"]
     count = arguments["this"]["n"]
     argument_rows = [f"| 0.5B, labelled tool (n = {count}) | {document['baseline']} | this tree |", "|---|---|---|"]
@@ -479,7 +494,17 @@ def pasted_material() -> str:
             + " | ".join(share(s["whole"], count) for s in sides)
             + " |"
         )
-    tables = ["\n".join(rows), "\n".join(argument_rows), "\n".join(beside_rows)]
+    search = document.get("search")
+    search_rows = []
+    if search:
+        written = (Path(__file__).parent / "data" / "pasted-search-dev.jsonl").read_text().splitlines()
+        styles = Counter(json.loads(line)["style"] for line in written)
+        search_rows = [f"| searches beside a block (n = {len(written)}) | {base} | this tree |", "|---|---|---|"]
+        for label, cell in search["this"].items():
+            count = styles.get(label, len(written))
+            wanted = "routed right at N = 250" if label == "routed" else f"{label}: every labelled key, nothing else"
+            search_rows.append(f"| {wanted} | {share(search['baseline'][label], count)} | **{share(cell, count)}** |")
+    tables = ["\n".join(rows), "\n".join(argument_rows), "\n".join(beside_rows), "\n".join(search_rows)]
     return PASTED_NOTE + "\n" + "\n\n".join(table for table in tables if table) + "\n"
 
 
