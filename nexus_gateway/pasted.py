@@ -14,13 +14,18 @@ acme/api with this trace: <trace>" came out with no body at all.
 A line is pasted when it sits in a fenced block; is indented under unindented text (trace frames, code
 bodies); is mostly not words (``github.com/acme/q.(*C).Ack(0x0)``), unless it labels a value as a
 request lists its parameters (``IP:192.168.11.33``); is bracketed like data or code (``{"status": 500}``,
-``function f() {``); opens like the lines around it (a logger's ``npm ERR!``, a timestamp); is the
-header an indented run hangs under; is what only a program writes at a line's start (``panic: …``, an
-exception and its message) next to pasted lines; or lies between pasted lines of one paragraph. A line
-that only says what the block under it is ("I keep getting this:", ``_captions``) is neither what the
-request asks nor material. A request of one line is never cut, nor one that would be left empty. A search about the
-material ("has anyone reported this?") searches its ``headline``, the exception and its message
-(``placement.searched_material``).
+``function f() {``); is what only a program writes (``_DIAGNOSTIC``: ``src/a.ts:88:15 - error TS2345``,
+a line led by a timestamp or ``[ERROR]``, a table's aligned rows); opens like the lines around it (a
+logger's ``npm ERR!``); is the header an indented run hangs under, or the line a pasted line announces
+with its colon; is what a program, but also a person, may write at a line's start (``_PROGRAM_SAYS``:
+``panic: …``, an exception and its message) next to pasted lines; or lies between pasted lines of one
+paragraph. A line that only says what the block under it is ("I keep getting this:", ``_captions``) is
+neither what the request asks nor material. A request of one line is never cut, nor one that would be
+left empty. A search about the material ("has anyone reported this?") searches its ``headline``, the
+exception and its message (``placement.searched_material``).
+
+Each rule names formats it was read from (``bench/experiments/pasted_material.py``: five block sets, each
+held out for one look); a format none names stays in the request (session 60, ``docs/routing.md``).
 """
 
 from __future__ import annotations
@@ -50,8 +55,9 @@ _ERROR_WORD = re.compile(r"\b(?:error|panic|panicked|fatal|failed|failure|ERR!)(
 _LOG_FIELD = re.compile(r"^(?:#\d+|\[[^\]]*\]|\d[\d:.,/+TZ-]*|-+)$")  # a timestamp, a bracketed field
 _LOG_LEVEL_TEXT = "error err! fatal critical warn warning info debug e f"
 _LOG_LEVELS = frozenset(_LOG_LEVEL_TEXT.split())
-# what only a program writes at a line's start: an exception with its message, Go's panic and a
-# goroutine's header, git's and rustc's "fatal:", "error[E0382]:" and "note:"
+# what a program writes at a line's start, and a person may too, so pasted only beside pasted lines: an
+# exception with its message, Go's panic and a goroutine's header, git's and rustc's "fatal:",
+# "error[E0382]:" and "note:"
 _PROGRAM_SAYS = re.compile(
     rf"^\s*(?:{_EXCEPTION_NAME}(?::\s|$)|panic: |fatal: |[Ff]atal error: |error\[\w+\]: |note: "
     r"|goroutine \d+ \[[\w ,]+\]:)"
