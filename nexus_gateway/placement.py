@@ -402,9 +402,8 @@ def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], pasted: P
     the model wrote no text of its own there (``_no_text_of_its_own``)."""
     if not pasted.material:
         return arguments
-    strings = [key for key, raw in properties(schema) if raw.get("type") == "string" and "enum" not in raw]
     for word in LONG_TEXT_KEYS:
-        homes = [key for key in strings if split_identifier(key).lower().split()[-1:] == [word]]
+        homes = _text_keys_named(schema, word)
         if homes:
             break
     else:
@@ -433,8 +432,7 @@ def searched_material(arguments: dict[str, Any], schema: dict[str, Any], tool: s
     above": ``pasted.points_back``) and the query has no word of its own (``_words_of_its_own``). A
     search key the schema leaves optional is not added."""
     line = headline(pasted.material) if pasted.material and points_back(pasted.request) else ""
-    keys = [key for key, raw in properties(schema) if raw.get("type") == "string" and "enum" not in raw]
-    homes = [key for key in keys if split_identifier(key).lower().split()[-1:] in ([word] for word in SEARCH_KEYS)]
+    homes = [key for word in SEARCH_KEYS for key in _text_keys_named(schema, word)]
     if not line or len(homes) != 1:
         return arguments
     home = homes[0]
@@ -457,6 +455,15 @@ def _words_of_its_own(query: str, others: list[str], request: str) -> bool:
     spelt = {re.sub(r"[^a-z0-9]", "", value.lower()) for value in " ".join(named).split()}  # "nextjs": next.js
     said = QUERY_STOPWORDS | _ASKING_AFTER | set(re.findall(r"[a-z0-9]+", " ".join(named).lower())) | spelt
     return bool(words.strip()) and not points_at_material(words, said)
+
+
+def _text_keys_named(schema: dict[str, Any], word: str) -> list[str]:
+    """The free-text keys (strings without options) whose name ends in ``word``: ``body``, ``issue_body``."""
+    return [
+        key
+        for key, raw in properties(schema)
+        if raw.get("type") == "string" and "enum" not in raw and split_identifier(key).lower().split()[-1:] == [word]
+    ]
 
 
 def _no_text_of_its_own(arguments: dict[str, Any], key: str, pasted: Pasted) -> bool:
