@@ -309,6 +309,12 @@ def read_as_written(queries: Path, written: list[dict[str, Any]], source: Path |
     return sum(got == request["query"].strip() for got, request in zip(json.loads(read.stdout), written, strict=True))
 
 
+def labelled_tool_args(queries: Path, threads: int) -> list[str]:
+    """``eval args`` over the GitHub tools with each request's labelled tool given, no oracle beside it."""
+    command = ["nexus-gateway", "eval", "args", "--registry", str(S / "registries" / "github-mcp.json")]
+    return [*command, "--queries", str(queries), "--no-rerank", "--threads", str(threads), "--gold-tool", "--no-oracle"]
+
+
 def right_count(queries: Path, folder: Path, source: Path | None) -> int:
     """Requests routed right at N = 250 by the package at ``source`` (None: this tree)."""
     cases = folder / f"{queries.stem}-{'base' if source else 'this'}.jsonl"
@@ -323,8 +329,7 @@ def argument_counts(folder: Path, source: Path | None) -> dict[str, Any]:
     block as their long text, how many got every labelled key right, and keys right of all written."""
     queries = ROOT / "bench" / "data" / "pasted-args-dev.jsonl"
     cases = folder / f"arguments-{'base' if source else 'this'}.jsonl"
-    command = ["nexus-gateway", "eval", "args", "--registry", str(S / "registries" / "github-mcp.json")]
-    command += ["--queries", str(queries), "--no-rerank", "--threads", "1", "--gold-tool", "--no-oracle"]
+    command = labelled_tool_args(queries, threads=1)
     results = cases_of(command, cases, source)
     labels = {r["id"]: r["gold_arguments"] for r in map(json.loads, queries.read_text().splitlines())}
     long_text = sum(
@@ -351,8 +356,7 @@ def beside_counts(queries: Path, folder: Path, source: Path | None) -> dict[str,
     outside a long-text key (where the block may go), and requests with every labelled key right and no
     such value."""
     cases = folder / f"{queries.stem}-args-{'base' if source else 'this'}.jsonl"
-    command = ["nexus-gateway", "eval", "args", "--registry", str(S / "registries" / "github-mcp.json")]
-    command += ["--queries", str(queries), "--no-rerank", "--threads", "2", "--gold-tool", "--no-oracle"]
+    command = labelled_tool_args(queries, threads=2)
     labels = {r["id"]: r["gold_arguments"] for r in map(json.loads, queries.read_text().splitlines())}
     right = total = unlabelled = whole = 0
     for case in cases_of(command, cases, source):
@@ -373,8 +377,7 @@ def search_counts(folder: Path, source: Path | None) -> dict[str, Any]:
     queries = ROOT / "bench" / "data" / "pasted-search-dev.jsonl"
     kinds = {r["id"]: r["style"] for r in map(json.loads, queries.read_text().splitlines())}
     cases = folder / f"search-args-{'base' if source else 'this'}.jsonl"
-    command = ["nexus-gateway", "eval", "args", "--registry", str(S / "registries" / "github-mcp.json")]
-    command += ["--queries", str(queries), "--no-rerank", "--threads", "2", "--gold-tool", "--no-oracle"]
+    command = labelled_tool_args(queries, threads=2)
     results = cases_of(command, cases, source)
     report: dict[str, Any] = {"routed": cell(right_count(queries, folder, source), len(kinds))}
     for kind in dict.fromkeys(kinds.values()):
