@@ -20,7 +20,11 @@ from typing import Any
 
 from .lexical import FILE_PATTERN, QUOTED_TEXT, is_code_host_link, split_identifier
 
-SLOT_KINDS = ("repo", "number", "url", "path", "time")
+SLOT_KINDS = ("repo", "number", "url", "path", "time", "text")
+# The free-text keys, by the last word of their names: what a search looks for (``query``, ``q``), and
+# the long text a tool writes (``body``, ``issue_body``, ``content``)
+SEARCH_KEYS = ("query", "q", "search", "term", "terms", "keywords")
+LONG_TEXT_KEYS = ("body", "content", "text", "comment", "description")
 
 # A URL, without the punctuation of the sentence it ends ("…/issues/88, change the title"): its last path
 # segment must stay the number it is
@@ -136,7 +140,20 @@ def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:
     found = {kind for name, value in properties.items() for kind in _parameter_kinds(name, value)}
     if names_a_repository(properties):
         found.add("repo")
+    if any(holds_free_text(name, value) for name, value in properties.items()):
+        found.add("text")
     return frozenset(found)
+
+
+def holds_free_text(name: object, schema: object) -> bool:
+    """A parameter for text of any length, a search's or a write's: a string without options whose name
+    ends in one of ``SEARCH_KEYS`` or ``LONG_TEXT_KEYS``. Material a request pastes and points at ("has
+    anyone reported this?" above a trace) can only go to one (``routing.Router.route_vector``); it is no
+    requirement, which a request without material would otherwise lack."""
+    if not isinstance(schema, dict) or schema.get("type") != "string" or "enum" in schema:
+        return False
+    words = split_identifier(str(name)).lower().split()
+    return bool(words) and words[-1] in SEARCH_KEYS + LONG_TEXT_KEYS
 
 
 def names_a_slug(text: str) -> bool:

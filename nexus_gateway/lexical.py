@@ -83,6 +83,7 @@ SYNONYMS = {
     "make": ("create",),
     "sum": ("add",),
     "plus": ("add", "sum"),
+    "bug": ("issue",),  # an issue tracker's bug report: "is this a known bug in acme/api?"
 }
 
 

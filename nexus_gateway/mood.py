@@ -61,9 +61,9 @@ _CLAUSE_WRITE_VERB = re.compile(
 # What a clause that asks for a change starts with ("… and mark it ready for review"; ``compound.py``).
 CHANGE_CLAUSE_HEAD = re.compile(rf"(?:{_CHANGE_VERB_WORDS}|{_CLAUSE_VERB_WORDS}|add|replace)\b", re.I)
 # A change asked about after "did": "what did I change since the last commit", "when did we last update
-# the README", "did anyone close #12?" report a past change, so they read. The verb, not the sentence, is
-# taken out: "why did you close it? reopen it" still writes.
-_PAST_CHANGE = re.compile(rf"\bdid(?:n't|\s+not)?\s+(?:[\w'-]+\s+){{1,3}}?{_CHANGE_VERBS}", re.I)
+# the README", "did anyone close #12?", "did anybody open a PR for this?" report a past change, so they
+# read. The verb, not the sentence, is taken out: "why did you close it? reopen it" still writes.
+_PAST_CHANGE = re.compile(rf"\bdid(?:n't|\s+not)?\s+(?:[\w'-]+\s+){{1,3}}?(?:{_CHANGE_VERB_WORDS}|open)\b", re.I)
 _OPEN_SOMETHING_NEW = re.compile(r"\bopen\s+(?:a|an|new|up\s+a)\b", re.I)
 # "... so I can resolve them later": what the user will do next, not what this call is.
 _PURPOSE_CLAUSE = re.compile(r"\bso(?:\s+that)?\s+(?:i|we|they|you)\s+can\b[^.!?;]*", re.I)

@@ -136,11 +136,7 @@ def _captions(lines: list[str], pasted: list[bool]) -> list[bool]:
     session 59). A line that asks ("Open an issue with this trace:") starts with its verb or a modal,
     and stays."""
     return [
-        index + 1 < len(lines)
-        and pasted[index + 1]
-        and not pasted[index]
-        and line.rstrip().endswith(":")
-        and bool(_STATEMENT.match(line.strip()))
+        index + 1 < len(lines) and pasted[index + 1] and not pasted[index] and _is_caption(line)
         for index, line in enumerate(lines)
     ]
 
@@ -178,8 +174,15 @@ def points_at_material(value: object, also: Collection[str] = ()) -> bool:
 def points_back(request: str) -> bool:
     """Whether a request points at something it pastes: "Has anyone reported this?", "the error above",
     not "this repo" or "this week". "It" and "that" point back at anything ("review it", "PRs that …"),
-    and a line "Here's what I'm seeing:" says what follows, not what to do with it."""
-    return bool(_POINTERS.search(request))
+    and a line "Here's what I'm seeing:" says what follows, not what to do with it: a caption left in the
+    request, where the block under it was not read as pasted ("I keep getting this:" over an Elixir
+    error), points at nothing the request asks about."""
+    return any(_POINTERS.search(line) and not _is_caption(line) for line in request.split("\n"))
+
+
+def _is_caption(line: str) -> bool:
+    """A statement ending in a colon (``_STATEMENT``): what ``_captions`` sets aside above pasted lines."""
+    return line.rstrip().endswith(":") and bool(_STATEMENT.match(line.strip()))
 
 
 def _fenced_lines(lines: list[str]) -> list[bool]:

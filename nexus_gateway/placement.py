@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .affordance import REPO_PATTERN, URL_PATTERN, names_a_path
+from .affordance import LONG_TEXT_KEYS, REPO_PATTERN, SEARCH_KEYS, URL_PATTERN, names_a_path
 from .decoding import could_hold
 from .grounding import spelled_numbers
 from .ir import PAGINATION
@@ -391,9 +391,6 @@ def whole_colon_tail(arguments: dict[str, Any], schema: dict[str, Any], intent: 
 
 # The keys that hold a long text, the likelier home first (a file's content over a gist's description);
 # a commit message is no place for a pasted block
-LONG_TEXT_KEYS = ("body", "content", "text", "comment", "description")
-
-
 def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], pasted: Pasted) -> dict[str, Any]:
     """What a request pastes (``pasted.split_pasted``: a trace, a log, code) is the value of the tool's
     long-text key: "Open an issue in acme/api titled 'KeyError on login' with this trace:" and the trace
@@ -413,7 +410,6 @@ def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], pasted: P
     return {**arguments, homes[0]: pasted.material}
 
 
-SEARCH_KEYS = ("query", "q", "search", "term", "terms", "keywords")
 _QUALIFIER = re.compile(r"(?<!\S)-?[a-z]+:\S+")  # a search qualifier: repo:acme/api, is:open, -label:bug
 # How a request asks after a known problem, not what the problem is: "has anyone reported this", "any
 # open bug for it", "did someone already fix this"

@@ -66,7 +66,7 @@ from .mood import (
     spelled_verbs,
     tool_mood,
 )
-from .pasted import without_pasted
+from .pasted import points_back, split_pasted, without_pasted
 from .platforms import PlatformIndex
 from .slb import SemanticLookasideBuffer
 
@@ -525,7 +525,12 @@ class Router:
     ) -> RouteResult:
         timings = timings if timings is not None else {}
         calibration = self.calibration
-        intent = without_pasted(intent)  # a pasted trace's paths and words say nothing of the operation
+        # a pasted trace's paths and words say nothing of the operation; material the request points at
+        # ("has anyone reported this?") is text some parameter must hold, a search's query or an issue's body
+        pasted = split_pasted(intent)
+        intent = pasted.request
+        if pasted.material and points_back(intent):
+            carried = carried | {"text"}
         if len(self.slb) == 0:
             return RouteResult(None, [], 0.0, False, True, timings)
         started = time.perf_counter()

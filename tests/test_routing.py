@@ -42,7 +42,7 @@ from nexus_gateway.mood import (
     spelled_verbs,
     tool_mood,
 )
-from nexus_gateway.pasted import Pasted, split_pasted, without_pasted
+from nexus_gateway.pasted import Pasted, points_back, split_pasted, without_pasted
 from nexus_gateway.platforms import LOCAL_MACHINE, named_platforms, server_platforms
 from nexus_gateway.routing import (
     Calibration,
@@ -1146,6 +1146,40 @@ def test_pasted_material_is_no_part_of_what_the_request_asks(embedder: Embedder)
         )
     ]
     assert chosen == ["github__search_issues", "github__search_issues", "github__search_code", "github__list_commits"]
+
+
+def test_material_the_request_points_at_goes_to_a_tool_that_can_hold_it(embedder: Embedder) -> None:
+    """ "Any reports of this in acme/worker?" over a pasted log went to ``get_file_blame``, and "Did
+    anybody open an issue for the error above?" to ``issue_write`` (session 61: 12 of the 20 searches of
+    ``bench/data/pasted-search-dev.jsonl`` routed right). What the request points at is text that a
+    parameter must hold, a search's query or a write's body, so it counts as a slot the request names;
+    the tools that take none rank lower, but a request about something else still reaches them. And a
+    change asked about after "did" reports one: "did anybody open …" reads. A caption left in the request
+    over a block the rules do not read ("I keep getting this:" over an Elixir error) points at nothing
+    the request asks about: with it, "what files are at the top level of psf/requests?" went to
+    ``search_issues``."""
+    assert points_back("Find where this is thrown in acme/billing:") and points_back("Is this a known bug?")
+    assert not points_back("I keep getting this:\n** (FunctionClauseError) no function clause matching in f/1")
+    search = {"properties": {"query": {"type": "string"}, "sort": {"type": "string", "enum": ["created"]}}}
+    assert "text" in tool_affordances(search) and "text" in tool_affordances(
+        {"properties": {"issue_body": {"type": "string"}}}
+    )
+    assert "text" not in tool_affordances({"properties": {"body": {"type": "string", "enum": ["a", "b"]}}})
+    assert "text" not in tool_affordances({"properties": {"owner": {"type": "string"}, "sha": {"type": "string"}}})
+    assert "text" not in tool_requirements({**search, "required": ["query"]})  # a request without material lacks none
+    assert request_mood("Did anybody open a PR for the error above?") == READ
+    assert request_mood("open a PR for the error above") == WRITE
+    router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "pasted_material_tools.json")
+    chosen = [
+        router.route(request, allow_rerank=False).chosen
+        for request in (
+            "Any reports of this in acme/worker?\n\n" + PASTED_LOG,
+            "Did anybody open an issue for the error above in acme/api?\n" + PASTED_TRACE,
+            "which job in acme/worker printed the log below?\n" + PASTED_LOG,
+        )
+    ]
+    assert chosen == ["github__search_issues", "github__search_issues", "github__get_job_logs"]
+    assert "issue" in router.bm25.query_terms("Is this a known bug in acme/api?")  # a bug report is an issue
 
 
 def test_a_change_no_tool_makes_abstains(embedder: Embedder) -> None:
