@@ -342,16 +342,19 @@ the stored calibration. Before this change the link form got 23 of 43 (53.5%) at
 all tools, most of the misses taken by web fetchers; now:
 """
 
-PASTED_NOTE = """Sessions 58–60: a request's pasted trace, log, code or data is no part of what it asks (`pasted.py`;
+PASTED_NOTE = """Sessions 58–61: a request's pasted trace, log, code or data is no part of what it asks (`pasted.py`;
 the router reads the request without its pasted lines, and since session 59 without a line that only says
 what the block under it is, "I keep getting this:"; since session 60 a line only a program writes is
 pasted wherever it stands: a diagnostic led by its file and line, a traceback's header, a line led by a
 time or a loud log level, aligned table rows). Argument generation reads the request without them too,
 and with them only for a required value the request leaves unsaid (session 59); the block becomes the
 tool's body or content (`placement.pasted_material`), and since session 60 a search about the block
-searches its headline (`placement.searched_material`). On the dev sets as they are no decision moves: no
-dev request's split changes. The dev sets paste nothing, so `python bench/experiments/pasted_material.py
---baseline 1b55309 --json bench/results/pasted_material.json` (1b55309: session 59's last commit) pastes a
+searches its headline (`placement.searched_material`); since session 61 a request that points at its block
+("has anyone reported this?") counts the block as text a parameter must hold, so that tools with a
+search query or a long text rank above those with neither. On the dev sets as they are no decision moves:
+no dev request's split changes, and none points at a block. The dev sets paste nothing, so `python
+bench/experiments/pasted_material.py --baseline 61cfcc6 --json bench/results/pasted_material.json`
+(61cfcc6: session 60's package, a commit of session 61 that changed only a benchmark) pastes a
 block beside each of the 166 GitHub dev requests in six forms (after or before, bare, under one
 introducing line, or under eight other introducing lines in turn) and routes them at N = 250 with the
 tree before and this one, side by side; five sets of blocks, each held out for one look and read after it
@@ -361,7 +364,9 @@ labelled tool, both trees: 16 requests that paste a body or a file's content
 (`bench/data/pasted-args-dev.jsonl`), the 166 GitHub dev requests with a held-out-2 block after "Here's
 what I'm seeing:" against the same requests as written (keys scored by `eval_args.score_arguments`), and
 20 searches beside a block (`bench/data/pasted-search-dev.jsonl`, written in session 60 after the
-headline rule and before it was run on them). (Session 59's run against 0705399, before it: the forms
+headline rule and before it was run on them). (Session 60's run against 1b55309, before its rules: design
+126–132 → 138 of 166, held-out 1 126–130 → 135, held-out 2 117–128 → 130, held-out 3 100–105 → 118–123,
+held-out 4 89–98 → 125–127; searches routed 11 → 12 of 20. Session 59's run against 0705399: the forms
 under "I keep getting this:" 117 → 129, 118 → 126, 113 → 118 of 166 in the first three sets; session 58's
 against be44e21: 327, 373 and 382 of the 664 requests of the first four forms of each set right;
 `docs/routing.md`, `docs/arguments.md`.)
