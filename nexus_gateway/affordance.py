@@ -22,7 +22,8 @@ from .lexical import FILE_PATTERN, QUOTED_TEXT, is_code_host_link, split_identif
 
 SLOT_KINDS = ("repo", "number", "url", "path", "time", "text")
 # The free-text keys, by the last word of their names: what a search looks for (``query``, ``q``), and
-# the long text a tool writes (``body``, ``issue_body``, ``content``)
+# the long text a tool writes (``body``, ``issue_body``), the likelier home of a pasted block first (a
+# file's content over a gist's description; a commit message is no place for one)
 SEARCH_KEYS = ("query", "q", "search", "term", "terms", "keywords")
 LONG_TEXT_KEYS = ("body", "content", "text", "comment", "description")
 

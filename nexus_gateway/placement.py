@@ -389,8 +389,6 @@ def whole_colon_tail(arguments: dict[str, Any], schema: dict[str, Any], intent: 
     return whole
 
 
-# The keys that hold a long text, the likelier home first (a file's content over a gist's description);
-# a commit message is no place for a pasted block
 def pasted_material(arguments: dict[str, Any], schema: dict[str, Any], pasted: Pasted) -> dict[str, Any]:
     """What a request pastes (``pasted.split_pasted``: a trace, a log, code) is the value of the tool's
     long-text key: "Open an issue in acme/api titled 'KeyError on login' with this trace:" and the trace
