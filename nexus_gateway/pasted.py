@@ -174,10 +174,16 @@ def points_at_material(value: object, also: Collection[str] = ()) -> bool:
 def points_back(request: str) -> bool:
     """Whether a request points at something it pastes: "Has anyone reported this?", "the error above",
     not "this repo" or "this week". "It" and "that" point back at anything ("review it", "PRs that …"),
-    and a line "Here's what I'm seeing:" says what follows, not what to do with it: a caption left in the
-    request, where the block under it was not read as pasted ("I keep getting this:" over an Elixir
-    error), points at nothing the request asks about."""
-    return any(_POINTERS.search(line) and not _is_caption(line) for line in request.split("\n"))
+    and a line "Here's what I'm seeing:" says what follows, not what to do with it. A caption the split
+    left in the request points at the block set aside after it ("We hit this in production:", a blank
+    line, a log), but not when a line of the request follows it right away: that is the block's own line,
+    one the rules do not read ("I keep getting this:" over an Elixir error), and what else the request
+    says may be about anything."""
+    lines = request.split("\n")
+    return any(
+        _POINTERS.search(line) and not (_is_caption(line) and index + 1 < len(lines) and lines[index + 1].strip())
+        for index, line in enumerate(lines)
+    )
 
 
 def _is_caption(line: str) -> bool:

@@ -1160,6 +1160,7 @@ def test_material_the_request_points_at_goes_to_a_tool_that_can_hold_it(embedder
     ``search_issues``."""
     assert points_back("Find where this is thrown in acme/billing:") and points_back("Is this a known bug?")
     assert not points_back("I keep getting this:\n** (FunctionClauseError) no function clause matching in f/1")
+    assert points_back("We hit this in production:\n\nare there issues in apache/kafka about it?")  # block cut
     search = {"properties": {"query": {"type": "string"}, "sort": {"type": "string", "enum": ["created"]}}}
     assert "text" in tool_affordances(search) and "text" in tool_affordances(
         {"properties": {"issue_body": {"type": "string"}}}
