@@ -354,7 +354,11 @@ searches its headline (`placement.searched_material`); since session 61 a reques
 search query or a long text rank above those with neither. On the dev sets as they are no decision moves:
 no dev request's split changes, and none points at a block. The dev sets paste nothing, so `python
 bench/experiments/pasted_material.py --baseline 61cfcc6 --json bench/results/pasted_material.json`
-(61cfcc6: session 60's package, a commit of session 61 that changed only a benchmark) pastes a
+(61cfcc6: session 60's package, a commit of session 61 that changed only a benchmark; run with the
+calibration session 55 stored, before session 61's refit, which routes the searches 17 of 20 as well;
+the searches' row of this tree re-run alone, `search_counts`, after the session's last mend of
+`pasted.points_back`, which changes whether the text slot counts for no other pasted request of the
+five sets or of `pasted-args-dev.jsonl`) pastes a
 block beside each of the 166 GitHub dev requests in six forms (after or before, bare, under one
 introducing line, or under eight other introducing lines in turn) and routes them at N = 250 with the
 tree before and this one, side by side; five sets of blocks, each held out for one look and read after it
