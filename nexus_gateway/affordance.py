@@ -141,20 +141,22 @@ def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:
     found = {kind for name, value in properties.items() for kind in _parameter_kinds(name, value)}
     if names_a_repository(properties):
         found.add("repo")
-    if any(holds_free_text(name, value) for name, value in properties.items()):
+    if any(free_text_word(name, value) in SEARCH_KEYS + LONG_TEXT_KEYS for name, value in properties.items()):
+        # material a request pastes and points at ("has anyone reported this?" above a trace) can only go to
+        # a search's or a write's free text (``routing.Router.route_vector``); no tool requires it, which a
+        # request without material would otherwise lack
         found.add("text")
     return frozenset(found)
 
 
-def holds_free_text(name: object, schema: object) -> bool:
-    """A parameter for text of any length, a search's or a write's: a string without options whose name
-    ends in one of ``SEARCH_KEYS`` or ``LONG_TEXT_KEYS``. Material a request pastes and points at ("has
-    anyone reported this?" above a trace) can only go to one (``routing.Router.route_vector``); it is no
-    requirement, which a request without material would otherwise lack."""
+def free_text_word(name: object, schema: object) -> str | None:
+    """The last word of a free-text parameter's name (a string without options: ``issue_body`` → body), or
+    None for any other parameter. What it ends in says what text it holds (``SEARCH_KEYS``,
+    ``LONG_TEXT_KEYS``), for the router and for placement alike."""
     if not isinstance(schema, dict) or schema.get("type") != "string" or "enum" in schema:
-        return False
+        return None
     words = split_identifier(str(name)).lower().split()
-    return bool(words) and words[-1] in SEARCH_KEYS + LONG_TEXT_KEYS
+    return words[-1] if words else None
 
 
 def names_a_slug(text: str) -> bool:

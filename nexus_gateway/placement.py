@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .affordance import LONG_TEXT_KEYS, REPO_PATTERN, SEARCH_KEYS, URL_PATTERN, names_a_path
+from .affordance import LONG_TEXT_KEYS, REPO_PATTERN, SEARCH_KEYS, URL_PATTERN, free_text_word, names_a_path
 from .decoding import could_hold
 from .grounding import spelled_numbers
 from .ir import PAGINATION
@@ -453,11 +453,7 @@ def _words_of_its_own(query: str, others: list[str], request: str) -> bool:
 
 def _text_keys_named(schema: dict[str, Any], word: str) -> list[str]:
     """The free-text keys (strings without options) whose name ends in ``word``: ``body``, ``issue_body``."""
-    return [
-        key
-        for key, raw in properties(schema)
-        if raw.get("type") == "string" and "enum" not in raw and split_identifier(key).lower().split()[-1:] == [word]
-    ]
+    return [key for key, raw in properties(schema) if free_text_word(key, raw) == word]
 
 
 def _no_text_of_its_own(arguments: dict[str, Any], key: str, pasted: Pasted) -> bool:
