@@ -35,13 +35,11 @@ from typing import Any
 
 import numpy as np
 from decisions_ab import ROOT, S
-from pasted_material import DESIGN, HELD_OUT_1, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4
+from pasted_material import SETS
 
 from nexus_gateway.evaluation import wilson
 from nexus_gateway.pasted import split_pasted
 
-SETS = {"design": DESIGN, "held-out 1": HELD_OUT_1, "held-out 2": HELD_OUT_2, "held-out 3": HELD_OUT_3}
-SETS["held-out 4"] = HELD_OUT_4
 BUCKETS = 1 << 14
 FOLDS = 5
 REQUEST = "Star octo-org/app for me"
@@ -55,7 +53,7 @@ def request_lines() -> list[str]:
             record = json.loads(line)
             if "query" in record:
                 texts.append(record["query"])
-            texts += [turn.get("query") or turn.get("user") or "" for turn in record.get("turns", [])]
+            texts += [turn["query"] for turn in record.get("turns", [])]
     for line in (ROOT / "bench" / "data" / "local-dev.jsonl").read_text().splitlines():
         texts.append(json.loads(line)["query"])
     lines = [line for text in texts for line in text.split("\n") if line.strip()]
@@ -124,6 +122,7 @@ def main() -> int:
         name: [(kind, line) for kind, block in blocks.items() for line in block.split("\n") if line.strip()]
         for name, blocks in SETS.items()
     }
+    block_x = {name: np.stack([features(line) for _, line in lines]) for name, lines in block_lines.items()}
     rules = {name: [cut for block in blocks.values() for cut in cut_by_rules(block)] for name, blocks in SETS.items()}
     report: dict[str, Any] = {"negatives": len(negatives), "fp_allowed": args.fp, "sets": {}}
     print(f"{len(negatives)} request lines; threshold at {args.fp:.1%} false positives on the training ones\n")
@@ -132,13 +131,13 @@ def main() -> int:
     for index, (name, lines) in enumerate(block_lines.items()):
         fold = index % FOLDS
         train_sets = [other for other in block_lines if other != name]
-        positive_x = np.stack([features(line) for other in train_sets for _, line in block_lines[other]])
+        positive_x = np.vstack([block_x[other] for other in train_sets])
         train_negative = negative_x[fold_of != fold]
         x = np.vstack([positive_x, train_negative])
         y = np.concatenate([np.ones(len(positive_x)), np.zeros(len(train_negative))]).astype(np.float32)
         w = train(x, y)
         threshold = float(np.quantile(scores(w, train_negative), 1 - args.fp))
-        held_scores = scores(w, np.stack([features(line) for _, line in lines]))
+        held_scores = scores(w, block_x[name])
         caught = held_scores > threshold
         test_negative = scores(w, negative_x[fold_of == fold]) > threshold
         by_rules = np.array(rules[name])
