@@ -98,6 +98,35 @@ def filled_slots(text: str, mentioned: frozenset[str] | None = None) -> frozense
     return frozenset(found)
 
 
+# a number that is part of a version or a decimal: "breaking in 5.3", "v11.0.x", "rated 4.5"
+_DOTTED_NUMBER = re.compile(r"[\w.]*\d\.\d[\w.]*")
+_IDENTIFIER_WORDS = frozenset({"number", "id", "num"})
+
+
+def names_a_whole_number(text: str) -> bool:
+    """Whether ``text`` gives a number an identifier can be (``requires_an_identifier``): one of its own
+    or inside a URL, not one part of a version or a decimal. "Are there issues in celery/celery about
+    logger imports breaking in 5.3?" went to ``issue_read(issue_number)``, whose number "5.3" seemed to
+    fill; "Set 'roomHeight' to 4.2" still fills a height."""
+    if any(re.search(r"\d", url) for url in URL_PATTERN.findall(text)):
+        return True
+    return _numbers_an_object(_DOTTED_NUMBER.sub(" ", URL_PATTERN.sub(" ", text)))
+
+
+def requires_an_identifier(schema: dict[str, Any] | None) -> bool:
+    """Whether a tool requires a number named as an identifier (``issue_number``, ``pullNumber``,
+    ``comment_id``): whole, never a version or a decimal."""
+    properties = (schema or {}).get("properties") or {}
+    required = (schema or {}).get("required") or []
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return False
+    return any(
+        "number" in _parameter_kinds(name, properties.get(name))
+        and bool(_IDENTIFIER_WORDS & set(split_identifier(str(name)).lower().split()[-1:]))
+        for name in required
+    )
+
+
 def argument_slots(arguments: dict[str, Any] | None) -> frozenset[str]:
     """The slot kinds a host fills itself when it calls ``call(intent, arguments)``: "add two numbers"
     with ``{"a": 19, "b": 23}`` gives the numbers that the words do not, ``{"owner", "repo"}`` the

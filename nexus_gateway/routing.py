@@ -43,7 +43,9 @@ from .affordance import (
     filled_slots,
     holds_a_repository,
     names_a_slug,
+    names_a_whole_number,
     query_slots,
+    requires_an_identifier,
     tool_affordances,
     tool_requirements,
 )
@@ -192,6 +194,7 @@ class RouteDoc:
     fields: ToolFields = NOTHING  # what the tool can set (``compound.py``)
     holds_repository: bool = False  # a named ``owner/repo`` has a parameter to go to (``holds_a_repository``)
     objects: ToolObjects = NO_OBJECTS  # what it works on (``mood.py``)
+    requires_identifier: bool = False  # its required number is an id (``affordance.requires_an_identifier``)
 
     @classmethod
     def of_tool(
@@ -225,6 +228,7 @@ class RouteDoc:
             ToolFields.of_tool(name, takes),
             holds_a_repository(takes),
             ToolObjects.of_tool(name, schema),
+            requires_an_identifier(schema),
         )
 
 
@@ -367,6 +371,9 @@ class Router:
             kind: np.array([kind in d.affordances for d in ordered], dtype=np.float32) for kind in SLOT_KINDS
         }
         self.requires = distinguishing_requirements(ordered)
+        # tools whose distinguishing required number is an id, which a version or a decimal cannot be
+        identifiers = np.array([d.requires_identifier for d in ordered], dtype=bool)
+        self.requires_identifier = self.requires["number"] & identifiers
         self.server_affords = server_affordances(ordered, self.affords)
         self.repository_homes = np.array([d.holds_repository for d in ordered], dtype=np.float32)
         # a tool named for directories takes no file name, the only path a request states; its server's
@@ -463,6 +470,8 @@ class Router:
         if calibration.unfilled_weight:
             filled = filled_slots(intent, slots) | given
             missing = [self.requires[kind] for kind in SLOT_KINDS if kind not in filled]
+            if "number" in filled and "number" not in given | carried and not names_a_whole_number(intent):
+                missing.append(self.requires_identifier)  # "breaking in 5.3" names no issue
             if missing:
                 unfilled = np.logical_or.reduce(missing).astype(np.float32)
                 fused = fused - np.float32(calibration.unfilled_weight) * unfilled

@@ -17,7 +17,9 @@ from nexus_gateway.affordance import (
     argument_slots,
     filled_slots,
     names_a_slug,
+    names_a_whole_number,
     query_slots,
+    requires_an_identifier,
     tool_affordances,
     tool_requirements,
 )
@@ -1282,3 +1284,23 @@ def test_the_judge_is_shown_the_routers_choice_and_the_tools_of_the_requests_moo
     assert request_mood(request) == READ
     assert judge_candidates(request, [checkout, branch, commit]) == [checkout, branch]
     assert judge_candidates(request, [branch, checkout, commit]) == [branch]  # one left: the router's stands
+
+
+def test_a_version_fills_no_identifier(embedder: Embedder) -> None:
+    """ "Are there issues in celery/celery about logger imports breaking in 5.3?" went to
+    ``issue_read(issue_number)``: the "5" and "3" of a version seemed to fill its number, so it paid no
+    penalty for the number the request never gives. A version or a decimal fills no identifier (a
+    required number named ``…_number``, ``…Id``), but still a height or a rating."""
+    assert not names_a_whole_number("breaking in 5.3 and v11.0.x, rated 4.5")
+    assert names_a_whole_number("issue 41 in 5.3") and names_a_whole_number("see https://github.com/a/b/issues/3")
+    assert requires_an_identifier({"properties": {"pullNumber": {"type": "number"}}, "required": ["pullNumber"]})
+    assert not requires_an_identifier({"properties": {"roomHeight": {"type": "number"}}, "required": ["roomHeight"]})
+    router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "version_tools.json")
+    chosen = [
+        router.route(request, allow_rerank=False).chosen
+        for request in (
+            "Are there issues in celery/celery about logger imports breaking in 5.3?",
+            "Show me issue 5 in celery/celery",
+        )
+    ]
+    assert chosen == ["github__search_issues", "github__issue_read"]
