@@ -44,7 +44,7 @@ from .evaluation import (
 )
 from .exceptions import ConfigError
 from .generation_service import resolve_model
-from .grounding import PLACEHOLDER, code_stated, slashed_date, spelled_numbers, time_stated, zone_stated
+from .grounding import code_stated, placeholder, slashed_date, spelled_numbers, time_stated, zone_stated
 from .mentions import FREE_TEXT, number_cues
 from .signature import with_described_options
 from .validation import validator_for
@@ -141,7 +141,7 @@ def leaks(arguments: dict[str, Any], schema: dict[str, Any], sources: str) -> in
         if isinstance(value, str) and _normalised(value, sources):
             continue
         if isinstance(value, str):
-            if PLACEHOLDER.match(value.strip()) or (
+            if placeholder(value, text) or (
                 not FREE_TEXT.search(key.lower()) and " ".join(value.lower().split()) not in text
             ):
                 count += 1

@@ -217,7 +217,7 @@ def _grounded(value: Any, prop: dict[str, Any], name: str, required: bool, sourc
             return bool(COUNT_OR_END & set(tokenize(f"{name} {prop.get('description', '')}")))
         return text in sources.numbers or (text.endswith(".0") and text[:-2] in sources.numbers)
     if isinstance(value, str):
-        if not value.strip() or value.strip().lower() in PRONOUNS or _placeholder(value, sources):
+        if not value.strip() or value.strip().lower() in PRONOUNS or placeholder(value, sources.text):
             return False
         if PROSE.search(name.lower()) and _is_the_request(value, sources):
             return False  # "undo my last commit" is no commit message: the model found none and pasted the request
@@ -278,12 +278,16 @@ def described_fallback(value: str, prop: dict[str, Any]) -> bool:
     return False
 
 
-def _placeholder(value: Any, sources: _Sources) -> bool:
-    """``<owner>``, ``{id}`` or "example" as a value; ``{"welcome": "Hi"}`` typed out in the request is
-    content, not a placeholder."""
+def placeholder(value: Any, said: str) -> bool:
+    """``<owner>``, ``{id}`` or "example" as a value; ``{"welcome": "Hi"}`` typed out in the request
+    (``said``: its text lower-cased, its spaces collapsed) is content, not a placeholder,
+    and so is a name written as one ("on dataset your_dataset_name", "My API key is YOUR_API_KEY": the
+    request's own identifier, which the 0.5B model copied and this dropped). The eval counts leaks by it
+    too (``eval_args.leaks``)."""
     if not isinstance(value, str) or not PLACEHOLDER.match(stripped := value.strip()):
         return False
-    return not (stripped[0] in "<{[" and _normal(stripped) in sources.text)
+    typed_out = stripped[0] in "<{[" or bool(re.search(r"\w[-_]\w", stripped))
+    return not (typed_out and _normal(stripped) in said)
 
 
 def _stated_slashed_date(value: str, sources: _Sources) -> bool:
@@ -753,7 +757,7 @@ def ground(
                     dropped.extend([where] if item else [])
                 else:
                     dropped.append(where)
-            elif in_list and (key in required or isinstance(item, bool)) and not _placeholder(item, sources):
+            elif in_list and (key in required or isinstance(item, bool)) and not placeholder(item, sources.text):
                 kept[key] = item  # a list item cannot be asked for part by part: its required keys and flags stay
             elif (
                 _grounded(

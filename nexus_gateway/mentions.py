@@ -367,9 +367,12 @@ def free_text_keys(schema: dict[str, Any]) -> set[str]:
     }
 
 
-# A number that stands as a value ("issue 45", "#88", "top 5", "run 11223344556"), not one inside a date,
-# a version ("4.x", "v11.0.x", "3.12"), a URL, an identifier or quoted text.
-_STATED_NUMBER = re.compile(r"(?<![\w.#/:-])#?(\d+)(?![\w/-]|:\d|\.\w)")
+# A number that stands as a value ("issue 45", "#88", "top 5", "run 11223344556"), or with its unit
+# ("a 1kg ice block", "50mH"), not one inside a date, a version ("4.x", "v11.0.x", "3.12"), a URL, an
+# identifier ("5b1e9f0c") or quoted text, nor a time glued to its am or pm ("10am", which ``grounding``
+# reads as a time; "at 7 p.m." states a 7, as it always did).
+_GLUED_UNIT = re.compile(r"[^\W\d_]+")
+_STATED_NUMBER = re.compile(r"(?<![\w.#/:-])#?(\d+)(?![^\W\d_]*+[\w/-]|:\d|\.\w|[ap]\.?m\b)")
 # A file path: a file name ("pyproject.toml", ``affordance.FILE_NAME``), a path from the root or home
 # ("/var/log", "~/projects") or one of three or more parts ("src/auth/session"); two parts ("fix/tooltip",
 # "octo-org/app") are as often a branch or a repository.
@@ -476,6 +479,9 @@ def number_cues(intent: str) -> list[tuple[str, frozenset[str]]]:
                 break
             words.update(said)
             before = before[: word.start()]
+        unit = _GLUED_UNIT.match(text, match.end())  # "1kg" numbers what a key "in kg" holds
+        if unit:
+            words.update(word for word in tokenize(unit.group(0).lower()) if len(word) > 1)
         per = _PER_UNIT.match(text, match.end())
         if per:
             words.update(["per", *tokenize(per.group(1))])

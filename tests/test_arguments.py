@@ -330,6 +330,10 @@ def test_times_and_time_zones_the_model_normalised_count_as_stated() -> None:
     museum = {"properties": {"info_type": {"type": "string", "default": "opening_hours"}}}
     assert leaks({"info_type": "opening_hours"}, museum, "the opening hours of the Met") == 0
     assert leaks({"info_type": "prices"}, museum, "the opening hours of the Met") == 1
+    # a name the request writes as one is no placeholder sent, whatever it looks like
+    key = {"properties": {"api_key": {"type": "string"}}}
+    assert leaks({"api_key": "YOUR_API_KEY"}, key, "My API is called YOUR_API_KEY") == 0
+    assert leaks({"api_key": "YOUR_API_KEY"}, key, "list all the configured websites") == 1
     # a place or a time copied as said becomes the form the key wants
     said = {"source_timezone": "Lisbon", "time": "9:30 am", "target_timezone": "Europe/Berlin"}
     kept, _ = ground(said, convert, "convert 9:30 am Lisbon time to Berlin")
@@ -513,6 +517,11 @@ def test_objects_inside_a_list_are_grounded_key_by_key() -> None:
     # a placeholder voids the item (a required key lost), and with its only item the list
     placeholder = {"files": [{"path": "strings.json", "content": "{content}"}]}
     assert ground(placeholder, files, typed) == ({}, ["files[0].content", "files"])
+    # a name the request writes as one is the request's own, however much it looks like a placeholder
+    dataset = {"properties": {"dataset": {"type": "string"}}, "required": ["dataset"]}
+    named = "Train a random forest classifier on dataset your_dataset_name, max depth 5"
+    assert ground({"dataset": "your_dataset_name"}, dataset, named)[0] == {"dataset": "your_dataset_name"}
+    assert ground({"dataset": "your_dataset"}, dataset, "Train a random forest classifier")[0] == {}
     # an item's required list the request gives nothing for is empty, not invented and not lost
     entity = {"properties": {"name": {}, "observations": {"type": "array", "items": {"type": "string"}}}}
     entities = {
@@ -1058,6 +1067,18 @@ def test_a_number_goes_to_the_key_its_cue_words_name() -> None:
     # "the last 3600 seconds" is a span of time, no page size; a word of time ends a cue
     assert cued_numbers({}, pages, "readings of the last 3600 seconds") == {}
     assert number_cues("a 5% annual yield after 3 years")[-1] == ("3", frozenset())
+    # a number with its unit is stated, and the unit cues it: "a 1kg ice block … under 1 atmosphere" lost
+    # its mass when the 1 seemed said once, for the pressure; an id's digits and a time of day are not it
+    entropy = {
+        "properties": {
+            "mass": {"type": "integer", "description": "The mass of the substance in kg."},
+            "pressure": {"type": "integer", "description": "The pressure the substance is under in atmospheres."},
+        }
+    }
+    heated = "the change in entropy of a 1kg ice block heated under 1 atmosphere of pressure"
+    assert cued_numbers({"mass": 1, "pressure": 1}, entropy, heated) == {"mass": 1, "pressure": 1}
+    assert number_cues("a 5km run")[0] == ("5", frozenset({"km"}))
+    assert number_cues("commit 5b1e9f0c at 10am") == []
     # "the last release" is one, counted from its end; "the last six months" and "the last week" are spans
     # a 1 the model did not write is not added: "the latest release" moves a 1, it asks for no limit
     assert cued_numbers({}, pages, "show the latest release of acme/app") == {}
