@@ -149,17 +149,48 @@ _ORG = re.compile(r"\b([\w][\w.-]*) (?:org|organization)\b|\b(?:org|organization
 _NOT_A_NAME = frozenset(["the", "an", "a", "my", "our", "your", "their", "this", "that", "whole", "entire", "same"])
 
 
+# A programming language the request names for what it searches: "a Python library", "in Python files",
+# "written in Rust" (not "Python 3.12", a version; "Go" only with its capital, "go" is a verb)
+_LANGUAGES = (
+    "python|javascript|typescript|golang|rust|java|kotlin|swift|ruby|php|scala|elixir|haskell|dart|lua|perl|"
+    "julia|clojure|erlang|zig|c\\+\\+|c#"
+)
+_THINGS_IN_A_LANGUAGE = (
+    r"librar(?:y|ies)|packages?|projects?|repos?|repositor(?:y|ies)|code|files?|modules?|frameworks?|"
+    r"tools?|apps?|scripts?|sources?"
+)
+_NAMED_LANGUAGE = re.compile(
+    rf"(?<![\w+#-])(?:(?i:{_LANGUAGES})|Go)(?![\w+#-])\s+(?i:{_THINGS_IN_A_LANGUAGE})\b"
+    rf"|\b(?i:written\s+in)\s+((?i:{_LANGUAGES})|Go)(?![\w+#-])"
+)
+_LANGUAGE_VALUES = {"golang": "go", "c++": "cpp", "c#": "csharp"}
+
+
+def named_language(intent: str) -> str | None:
+    """The ``language:`` value of the programming language ``intent`` names for what it looks for."""
+    match = _NAMED_LANGUAGE.search(URL_PATTERN.sub(" ", intent))
+    if match is None:
+        return None
+    name = (match.group(1) or match.group(0).split()[0]).lower()
+    return _LANGUAGE_VALUES.get(name, name)
+
+
 def scope_qualifiers(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
     """A search whose query parameter documents the ``repo:owner/repo`` or ``org:`` qualifier (GitHub's
     code and commit search do) and whose schema has no ``owner``/``repo`` of its own gets the scope the
     request names added to the query: "find usages of useSyncExternalStore in facebook/react" otherwise
-    searches all of GitHub. The 0.5B model writes the search words and leaves the scope out."""
+    searches all of GitHub. The 0.5B model writes the search words and leaves the scope out. So with
+    ``language:``, where the query documents it (code and repository search): "a well-maintained
+    open-source Python library for parsing PDFs" searched all languages."""
     props = schema.get("properties") or {}
     query, query_schema = arguments.get("query"), props.get("query")
     if not isinstance(query, str) or not isinstance(query_schema, dict) or "owner" in props or "repo" in props:
         return arguments
     documented = str(query_schema.get("description", ""))
     scopes: list[str] = []
+    language = named_language(intent) if "language:" in documented else None
+    if language and "language:" not in query.lower():
+        query = f"{query} language:{language}"
     if "repo:" in documented:
         scopes += [f"repo:{owner}/{repo}" for owner, repo in repositories(intent)]
     if "org:" in documented and not scopes:

@@ -609,6 +609,16 @@ def test_a_search_gets_the_scope_its_query_documents() -> None:
     assert scope_qualifiers({"query": "leak"}, own, "leaks in facebook/react") == {"query": "leak"}
     plain = {"properties": {"query": {"type": "string"}}}
     assert scope_qualifiers({"query": "leak"}, plain, "leaks in facebook/react") == {"query": "leak"}
+    # the programming language of what it looks for, where the query documents ``language:``; a version
+    # of a language, or "go" as a verb, names none
+    repos = {"properties": {"query": {"type": "string", "description": "e.g. 'stars:>1000 language:python'"}}}
+    python = "I'm looking for a well-maintained open-source Python library for parsing PDFs"
+    assert scope_qualifiers({"query": "PDF parsing"}, repos, python) == {"query": "PDF parsing language:python"}
+    assert scope_qualifiers({"query": "tracing"}, repos, "Go modules for tracing")["query"] == "tracing language:go"
+    assert scope_qualifiers({"query": "cli"}, repos, "a cli written in C++") == {"query": "cli language:cpp"}
+    for unnamed in ("libraries that support Python 3.12", "go find PDF tools"):
+        assert scope_qualifiers({"query": "x"}, repos, unnamed) == {"query": "x"}
+    assert scope_qualifiers({"query": "x"}, plain, python) == {"query": "x"}  # no language: documented
 
 
 def test_surrogate_keeps_identifiers_and_stays_short() -> None:
