@@ -91,7 +91,7 @@ def filled_slots(text: str, mentioned: frozenset[str] | None = None) -> frozense
     ("my dotfiles repo", "the mobile-app repo that belongs to zenith-hq"), which the argument step can
     still resolve or ask for, so that the router does not count it as missing."""
     found = set(query_slots(text) if mentioned is None else mentioned)
-    if any(re.search(r"\d", url) for url in URL_PATTERN.findall(text)):
+    if _links_a_number(text):
         found.add("number")
     if "url" in found or _REPO_WORD.search(text):
         found.add("repo")
@@ -108,9 +108,13 @@ def names_a_whole_number(text: str) -> bool:
     or inside a URL, not one part of a version or a decimal. "Are there issues in celery/celery about
     logger imports breaking in 5.3?" went to ``issue_read(issue_number)``, whose number "5.3" seemed to
     fill; "Set 'roomHeight' to 4.2" still fills a height."""
-    if any(re.search(r"\d", url) for url in URL_PATTERN.findall(text)):
-        return True
-    return _numbers_an_object(_DOTTED_NUMBER.sub(" ", URL_PATTERN.sub(" ", text)))
+    return _links_a_number(text) or _numbers_an_object(_DOTTED_NUMBER.sub(" ", URL_PATTERN.sub(" ", text)))
+
+
+def _links_a_number(text: str) -> bool:
+    """Whether a URL in ``text`` carries a number (``…/pull/318#discussion_r2``: a pull request's, a
+    comment's)."""
+    return any(re.search(r"\d", url) for url in URL_PATTERN.findall(text))
 
 
 def requires_an_identifier(schema: dict[str, Any] | None) -> bool:

@@ -152,8 +152,8 @@ _NOT_A_NAME = frozenset(["the", "an", "a", "my", "our", "your", "their", "this",
 # A programming language the request names for what it searches: "a Python library", "in Python files",
 # "written in Rust" (not "Python 3.12", a version; "Go" only with its capital, "go" is a verb)
 _LANGUAGES = (
-    "python|javascript|typescript|golang|rust|java|kotlin|swift|ruby|php|scala|elixir|haskell|dart|lua|perl|"
-    "julia|clojure|erlang|zig|c\\+\\+|c#"
+    r"python|javascript|typescript|golang|rust|java|kotlin|swift|ruby|php|scala|elixir|haskell|dart|lua|perl|"
+    r"julia|clojure|erlang|zig|c\+\+|c#"
 )
 _THINGS_IN_A_LANGUAGE = (
     r"librar(?:y|ies)|packages?|projects?|repos?|repositor(?:y|ies)|code|files?|modules?|frameworks?|"
@@ -188,8 +188,8 @@ def scope_qualifiers(arguments: dict[str, Any], schema: dict[str, Any], intent: 
         return arguments
     documented = str(query_schema.get("description", ""))
     scopes: list[str] = []
-    language = named_language(intent) if "language:" in documented else None
-    if language and "language:" not in query.lower():
+    language = named_language(intent) if "language:" in documented and "language:" not in query.lower() else None
+    if language:
         query = f"{query} language:{language}"
     if "repo:" in documented:
         scopes += [f"repo:{owner}/{repo}" for owner, repo in repositories(intent)]
