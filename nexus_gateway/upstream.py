@@ -293,8 +293,9 @@ class Upstream:
                 try:
                     was_connected = await self._run_connection()
                 except Exception as exc:
-                    self.error = self.stderr.explain(describe_error(exc, self.config.command))
-                    logger.warning("upstream %s: %s", self.name, self.error)
+                    error = self.stderr.explain(describe_error(exc, self.config.command))
+                    self._log_failure(error, repeated=error == self.error)
+                    self.error = error
                 self.state = UpstreamState.FAILED
                 self.first_attempt.set()
                 if was_connected:
@@ -306,6 +307,15 @@ class Upstream:
             self.state = UpstreamState.STOPPED
             self.first_attempt.set()
             self._ready.set()  # a call waiting for a connection learns at once that none will come
+
+    def _log_failure(self, error: str, *, repeated: bool) -> None:
+        """A failure to connect, once at WARNING: a server that cannot start (a missing token, a folder
+        that is no git repository) fails the same way on every retry, and a line per retry buries the
+        rest of the log. The same error again goes to INFO with the attempt's number."""
+        if repeated:
+            logger.info("upstream %s: still failing (attempt %d): %s", self.name, self.attempts, error)
+        else:
+            logger.warning("upstream %s: %s (retrying; repeats are logged at INFO)", self.name, error)
 
     async def call_tool(
         self,

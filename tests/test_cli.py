@@ -71,6 +71,34 @@ def test_an_upstreams_stderr_is_logged_under_its_name_and_explains_its_failure(t
     assert "upstream broken says: error: GITHUB_TOKEN is not set" in loud.stderr
 
 
+def test_an_upstream_that_keeps_failing_is_warned_about_once(tmp_path: Path) -> None:
+    """A server that cannot start fails the same way on every retry: one WARNING says why, the
+    retries after it go to INFO with their attempt number, so the log stays readable."""
+    dies = "import sys; sys.stderr.write('fatal: not a git repository\\n'); sys.exit(1)"
+    config = write_config(tmp_path / "c.json", {"broken": {"command": sys.executable, "args": ["-c", dies]}})
+    log = tmp_path / "stderr.log"
+    with log.open("w") as stderr:
+        gateway = subprocess.Popen(
+            [sys.executable, "-m", "nexus_gateway", "serve", "--config", str(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, **gateway_env(tmp_path / "cache")},
+            cwd=str(REPO),
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while "still failing (attempt 3)" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            gateway.terminate()
+            gateway.wait(timeout=30)
+    lines = log.read_text().splitlines()
+    warned = [line for line in lines if " WARNING " in line and "upstream broken:" in line]
+    assert len(warned) == 1 and "fatal: not a git repository" in warned[0], lines
+    assert any("upstream broken: still failing (attempt 3)" in line and " INFO " in line for line in lines), lines
+
+
 def test_an_upstreams_log_messages_go_to_stderr_under_its_name(tmp_path: Path) -> None:
     """server-everything sends a log message (MCP ``notifications/message``, a random level) as it turns its
     simulated logging on; it lands in the gateway's log, never on stdout, which holds the result alone."""
