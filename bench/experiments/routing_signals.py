@@ -416,7 +416,8 @@ def ops(tools: list[Any], rows: list[dict[str, Any]], embedder: Embedder) -> Non
         cosine = row["router"].slb.scores(row["qv"])
         row["opgain"] = np.maximum(best[row["ids"]] - cosine, 0.0)
     even, odd = rows[0::2], rows[1::2]
-    for weight in (0.25, 0.5, 0.75, 1.0):
+    print(f"router alone: even {top1(even):.3f} odd {top1(odd):.3f}")
+    for weight in (0.05, 0.1, 0.15, 0.25, 0.5, 0.75, 1.0):
 
         def extra(row: dict[str, Any], w: float = weight) -> np.ndarray:
             return w * np.asarray(row["opgain"])
