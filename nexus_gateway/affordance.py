@@ -18,9 +18,11 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .lexical import FILE_PATTERN, QUOTED_TEXT, is_code_host_link, split_identifier
+from .lexical import FILE_PATTERN, QUERY_STOPWORDS, QUOTED_TEXT, is_code_host_link, split_identifier, tokenize
 
 SLOT_KINDS = ("repo", "number", "url", "path", "time", "text")
+# Parameters that page through results: what a request's number never identifies
+PAGINATION = frozenset({"page", "perpage", "per_page", "after", "cursor", "endcursor", "startcursor", "pagesize"})
 # The free-text keys, by the last word of their names: what a search looks for (``query``, ``q``), and
 # the long text a tool writes (``body``, ``issue_body``), the likelier home of a pasted block first (a
 # file's content over a gist's description; a commit message is no place for one)
@@ -69,19 +71,69 @@ _SLASHED_WORD = re.compile(r"[^ \n]*/[^ \n]*")
 
 
 def _numbers_an_object(text: str) -> bool:
-    """Whether ``text`` has a number that can be an issue's, a pull request's or a run's: not one inside
-    quoted text ("Tracking this for 2.5.") nor one inside a name with a slash ("the release/2.4 branch"),
-    unless it follows a hash ("octo-org/app#204")."""
+    """Whether ``text`` has a number that can be an issue's, a pull request's or a run's."""
+    return bool(_object_numbers(text))
+
+
+def _object_numbers(text: str) -> list[re.Match[str]]:
+    """The numbers in ``text`` that can be an issue's, a pull request's or a run's: not one inside quoted
+    text ("Tracking this for 2.5.") nor one inside a name with a slash ("the release/2.4 branch"), unless
+    it follows a hash ("octo-org/app#204")."""
     quoted = [q.span() for q in _QUOTED.finditer(text)]
     slashed = [w.span() for w in _SLASHED_WORD.finditer(text)]
 
     def inside(spans: list[tuple[int, int]], at: int) -> bool:
         return any(start <= at < end for start, end in spans)
 
-    return any(
-        not inside(quoted, number.start()) and (number.group(0).startswith("#") or not inside(slashed, number.start()))
+    return [
+        number
         for number in _NUMBER.finditer(text)
-    )
+        if not inside(quoted, number.start())
+        and (number.group(0).startswith("#") or not inside(slashed, number.start()))
+    ]
+
+
+# Words that stand before a number without saying what it numbers: a count's ("the last 5", "top 3"), a
+# page's ("page 2"), a date's ("since 2025")
+_COUNTING_WORDS = frozenset({"last", "first", "top", "next", "latest", "recent", "page", "since", "per"})
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)\s+$")
+
+
+def numbered_objects(text: str) -> list[frozenset[str]] | None:
+    """What each number of a request numbers, by the word right before it ("PR 77": pull, request;
+    "workflow run 9876543210": run; "issue #12": issue), or None when some number has no such word ("the
+    last 5 releases", "add 2 and 3", "octo-org/app#204") or gives none (a number only inside a URL, a
+    version). The router lets a number named this way fill only a parameter about that thing
+    (:func:`id_parameter_words`): "has anyone approved PR 71234" fills ``pull_request_read``'s
+    ``pullNumber``, not the ``page`` of ``search_pull_requests``."""
+    rest = _DOTTED_NUMBER.sub(" ", URL_PATTERN.sub(" ", text))
+    objects = []
+    for number in _object_numbers(rest):
+        before = _WORD_BEFORE.search(rest, 0, number.start())
+        words = frozenset(tokenize(before[1], QUERY_STOPWORDS)) if before else frozenset()
+        if not words or words & _COUNTING_WORDS:
+            return None
+        objects.append(words)
+    return objects or None
+
+
+def id_parameter_words(schema: dict[str, Any] | None) -> frozenset[str]:
+    """The words of a tool's parameters that can hold an identifier, from their names and descriptions: a
+    number's that is no page's, and one named for an id whatever its type (GitHub's ``actions_get`` takes
+    a run's id as the string ``resource_id``, "The unique identifier of the resource … a workflow run
+    ID")."""
+    properties = (schema or {}).get("properties") or {}
+    if not isinstance(properties, dict):
+        return frozenset()
+    words: set[str] = set()
+    for name, spec in properties.items():
+        last = split_identifier(str(name)).lower().split()[-1:]
+        named_for_an_id = bool(last) and last[0] in ("id", "ids", "identifier", "number")
+        if str(name).lower() in PAGINATION or not ("number" in _parameter_kinds(name, spec) or named_for_an_id):
+            continue
+        description = spec.get("description", "") if isinstance(spec, dict) else ""
+        words.update(tokenize(f"{name} {description}"))
+    return frozenset(words)
 
 
 def filled_slots(text: str, mentioned: frozenset[str] | None = None) -> frozenset[str]:

@@ -37,12 +37,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from .affordance import names_a_path, query_slots
+from .affordance import PAGINATION, names_a_path, query_slots
 from .mentions import free_text_keys, identifier_words, mentioned_keys, named_values, quoted_spans
 from .signature import Style, first_sentence, params_text
 
 SHORT_TYPES = {"string": "str", "integer": "int", "number": "num", "boolean": "bool", "object": "obj"}
-PAGINATION = frozenset({"page", "perpage", "per_page", "after", "cursor", "endcursor", "startcursor", "pagesize"})
 SCALARS = frozenset({"str", "int", "num", "bool"})
 IR = Style(max_enum=5, names=SHORT_TYPES, bare=SCALARS, skip=PAGINATION, defaults=False, quoted=False)
 # The focused form's tighter cut: what it exists for is a short prompt.

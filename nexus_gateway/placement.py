@@ -13,10 +13,17 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .affordance import LONG_TEXT_KEYS, REPO_PATTERN, SEARCH_KEYS, URL_PATTERN, free_text_word, names_a_path
+from .affordance import (
+    LONG_TEXT_KEYS,
+    PAGINATION,
+    REPO_PATTERN,
+    SEARCH_KEYS,
+    URL_PATTERN,
+    free_text_word,
+    names_a_path,
+)
 from .decoding import could_hold
 from .grounding import spelled_numbers
-from .ir import PAGINATION
 from .lexical import QUERY_STOPWORDS, split_identifier, stem, tokenize
 from .mentions import (
     FREE_TEXT,

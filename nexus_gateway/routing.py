@@ -42,8 +42,10 @@ from .affordance import (
     SLOT_KINDS,
     filled_slots,
     holds_a_repository,
+    id_parameter_words,
     names_a_slug,
     names_a_whole_number,
+    numbered_objects,
     query_slots,
     requires_an_identifier,
     tool_affordances,
@@ -195,6 +197,7 @@ class RouteDoc:
     holds_repository: bool = False  # a named ``owner/repo`` has a parameter to go to (``holds_a_repository``)
     objects: ToolObjects = NO_OBJECTS  # what it works on (``mood.py``)
     requires_identifier: bool = False  # its required number is an id (``affordance.requires_an_identifier``)
+    id_words: frozenset[str] = frozenset()  # what its identifier parameters are about (``id_parameter_words``)
 
     @classmethod
     def of_tool(
@@ -229,6 +232,7 @@ class RouteDoc:
             holds_a_repository(takes),
             ToolObjects.of_tool(name, schema),
             requires_an_identifier(schema),
+            id_parameter_words(takes),
         )
 
 
@@ -375,6 +379,10 @@ class Router:
         identifiers = np.array([d.requires_identifier for d in ordered], dtype=bool)
         self.requires_identifier = self.requires["number"] & identifiers
         self.server_affords = server_affordances(ordered, self.affords)
+        self.id_word_rows: dict[str, list[int]] = {}
+        for row, doc in enumerate(ordered):
+            for word in doc.id_words:
+                self.id_word_rows.setdefault(word, []).append(row)
         self.repository_homes = np.array([d.holds_repository for d in ordered], dtype=np.float32)
         # a tool named for directories takes no file name, the only path a request states; its server's
         # share of path-taking tools stays (without, "save … to todo.md" left the filesystem server)
@@ -406,6 +414,24 @@ class Router:
         self._row_doc.update({d.id: d for d in added})
         self.docs = self.slb_docs()
         self._index_rows()
+
+    def holders_of_numbered(self, intent: str) -> np.ndarray | None:
+        """The tools that can take every number the request names by what it numbers ("PR 71234": a
+        parameter about a pull request, not ``search_pull_requests``' page), as a 0/1 column in row
+        order; None when a number is named by no word (``affordance.numbered_objects``) or by one no
+        tool's identifier parameters say ("fix #12"), and every number-taking tool holds it as before."""
+        objects = numbered_objects(intent)
+        if objects is None:
+            return None
+        holders = np.ones(len(self.slb.ids), dtype=bool)
+        for words in objects:
+            rows = [row for word in words for row in self.id_word_rows.get(word, ())]
+            if not rows:
+                return None
+            takes = np.zeros_like(holders)
+            takes[rows] = True
+            holders &= takes
+        return holders.astype(np.float32)
 
     def slb_docs(self) -> list[RouteDoc]:
         """Docs in SLB row order (rows move on removal; the lexical index follows the SLB)."""
@@ -457,7 +483,10 @@ class Router:
             fused = fused + np.float32(calibration.name_weight) * self.names.scores(said)
         slots = query_slots(intent) | carried
         if slots and calibration.affordance_weight:
-            share = sum(self.affords[kind] for kind in slots) / np.float32(len(slots))
+            affords = self.affords
+            if "number" in slots and (holders := self.holders_of_numbered(intent)) is not None:
+                affords = {**affords, "number": holders}
+            share = sum(affords[kind] for kind in slots) / np.float32(len(slots))
             fused = fused + np.float32(calibration.affordance_weight) * share
         if "repo" in slots and calibration.affordance_weight and names_a_slug(intent):
             # a named repository with nowhere to go: "git blame lib/response.js in expressjs/express" went to

@@ -16,8 +16,10 @@ from mcp import ClientSession
 from nexus_gateway.affordance import (
     argument_slots,
     filled_slots,
+    id_parameter_words,
     names_a_slug,
     names_a_whole_number,
+    numbered_objects,
     query_slots,
     requires_an_identifier,
     tool_affordances,
@@ -1304,3 +1306,28 @@ def test_a_version_fills_no_identifier(embedder: Embedder) -> None:
         )
     ]
     assert chosen == ["github__search_issues", "github__issue_read"]
+
+
+def test_a_number_named_by_what_it_numbers_fills_only_a_parameter_about_that(embedder: Embedder) -> None:
+    """ "workflow run 9876543210" went to ``actions_list``, whose ``page`` took the number as well as
+    ``actions_get``'s run id (the string ``resource_id``, "… a workflow run ID") would have, and "has
+    anyone approved PR 71234" to ``search_pull_requests`` by its page. A number the request names by what
+    it numbers fills only a parameter about that thing; a count ("the last 5") or a bare ``#204`` still
+    fills any number."""
+    assert numbered_objects("has anyone approved vercel/next.js PR 71234 yet?") == [frozenset({"pull", "request"})]
+    assert numbered_objects("workflow run 9876543210, job #3") == [frozenset({"run"}), frozenset({"job"})]
+    for unnamed in ("the last 5 releases", "page 2 please", "octo-org/app#204 ship it", "add 2 and 3", "in 5.3"):
+        assert numbered_objects(unnamed) is None, unnamed
+    tools = {t["name"]: t["inputSchema"] for t in json.loads((FIXTURES / "numbered_tools.json").read_text())}
+    assert "run" in id_parameter_words(tools["actions_get"])
+    assert "pull" in id_parameter_words(tools["pull_request_read"])
+    assert not id_parameter_words(tools["search_pull_requests"])  # a page numbers pages
+    router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "numbered_tools.json")
+    chosen = [
+        router.route(request, allow_rerank=False).chosen
+        for request in (
+            "Something's off with workflow run 9876543210 in acme-corp/billing-service. What triggered it?",
+            "show me the last 5 releases of home-assistant/core",
+        )
+    ]
+    assert chosen == ["github__actions_get", "github__list_releases"]
