@@ -4,7 +4,9 @@ An intent that names ``owner/repo``, a number (``#318``, ``PR 512``), a URL or a
 served by a tool with a parameter to put it in. Retrieval by meaning alone misses this: a GitLab or
 Linear tool with a similar description wins over the GitHub tool whose ``owner``/``repo`` parameters
 the request fills exactly. The router adds ``w · (share of the request's slot kinds the tool can
-take)`` to the fused score; the weight is in the calibration (measured in ``docs/routing.md``).
+take)`` to the fused score; the weight is in the calibration (measured in ``docs/routing.md``). A
+number the request names by what it numbers ("PR 71234", "workflow run 9876543210") goes only to a
+parameter about that thing (:func:`numbered_objects`), not to a search's page.
 
 The other direction matters as much: a tool that *requires* an issue number (or a path, a URL) cannot
 serve a request that gives none. "What's currently open in psf/requests' issue tracker?" is
