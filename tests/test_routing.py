@@ -388,6 +388,15 @@ def test_calibration_scores_each_cross_encoder_pair_once() -> None:
     assert np.array_equal(first, cross.score(request, documents)) and np.array_equal(again[:2], first[::-1])
 
 
+def test_the_fit_counts_only_the_ranks_a_host_is_shown() -> None:
+    """A right tool that moves from 6th to 4th changes no answer and no candidate a host is shown; counting
+    it moved the 117 GitHub tools' weights to a point worse in the top three (session 63)."""
+    from nexus_gateway.evaluation import counted_reciprocal_rank
+
+    assert counted_reciprocal_rank([0, 1, 2, None]) == 1 + 1 / 2 + 1 / 3
+    assert counted_reciprocal_rank([0, 3, 5, 9]) == counted_reciprocal_rank([0, 5, 3, None]) == 1.0
+
+
 def test_the_gate_stays_on_only_when_its_flips_are_evidence() -> None:
     """BFCL's calibration half: re-ranking fixed 4 decisions and broke 3, which switched the gate on for
     ~40 ms of every escalated route; the sign test keeps it off until the flips are one-sided."""
