@@ -388,13 +388,15 @@ def test_calibration_scores_each_cross_encoder_pair_once() -> None:
     assert np.array_equal(first, cross.score(request, documents)) and np.array_equal(again[:2], first[::-1])
 
 
-def test_the_fit_counts_only_the_ranks_a_host_is_shown() -> None:
-    """A right tool that moves from 6th to 4th changes no answer and no candidate a host is shown; counting
-    it moved the 117 GitHub tools' weights to a point worse in the top three (session 63)."""
-    from nexus_gateway.evaluation import counted_reciprocal_rank
+def test_the_fit_counts_the_ranks_a_host_is_shown_first() -> None:
+    """A right tool that moves from 6th to 4th changes no answer and no candidate a host is shown; counted
+    like a move into the top three, it moved the 117 GitHub tools' weights to a point worse in the top
+    three (session 63). Deeper ranks only break ties."""
+    from nexus_gateway.evaluation import fit_score
 
-    assert counted_reciprocal_rank([0, 1, 2, None]) == 1 + 1 / 2 + 1 / 3
-    assert counted_reciprocal_rank([0, 3, 5, 9]) == counted_reciprocal_rank([0, 5, 3, None]) == 1.0
+    assert fit_score([0, 1, 2, None]) == (1 + 1 / 2 + 1 / 3, 1 + 1 / 2 + 1 / 3)
+    assert fit_score([0, 3, 5, 9])[0] == fit_score([0, 5, 3, None])[0] == 1.0
+    assert fit_score([0, 1, None]) > fit_score([0, 3, 3, 3, 3, 3]) > fit_score([0, 5, 5, 5, 5, 5])
 
 
 def test_the_gate_stays_on_only_when_its_flips_are_evidence() -> None:
