@@ -9,7 +9,9 @@ for each fold (fit even → report odd, fit odd → report even) compares select
 first acceptable tool ranked first, no abstention) on the other half: the best point; the best mean over
 the point and its grid neighbours (a 3×3×3×3 box); the most top-1 right (reciprocal rank breaking
 ties); the reciprocal rank counted only in the top 3; and the defaults. The later stages of ``calibrate``
-(unfilled, server) are held at their defaults for all rules.
+(unfilled, server) are held at their defaults for all rules. "best" is ``calibrate`` before session 63;
+since then it counts the top 3 first and breaks their ties by the top 10 (``evaluation.fit_score``), which
+this script's "mrr@3" breaks by the smaller weights instead (docs/routing.md).
 """
 
 from __future__ import annotations
