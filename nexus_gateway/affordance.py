@@ -108,7 +108,7 @@ def numbered_objects(text: str) -> list[frozenset[str]] | None:
     version). The router lets a number named this way fill only a parameter about that thing
     (:func:`id_parameter_words`): "has anyone approved PR 71234" fills ``pull_request_read``'s
     ``pullNumber``, not the ``page`` of ``search_pull_requests``."""
-    rest = _DOTTED_NUMBER.sub(" ", URL_PATTERN.sub(" ", text))
+    rest = _whole_number_text(text)
     objects = []
     for number in _object_numbers(rest):
         before = _WORD_BEFORE.search(rest, 0, number.start())
@@ -162,7 +162,13 @@ def names_a_whole_number(text: str) -> bool:
     or inside a URL, not one part of a version or a decimal. "Are there issues in celery/celery about
     logger imports breaking in 5.3?" went to ``issue_read(issue_number)``, whose number "5.3" seemed to
     fill; "Set 'roomHeight' to 4.2" still fills a height."""
-    return _links_a_number(text) or _numbers_an_object(_DOTTED_NUMBER.sub(" ", URL_PATTERN.sub(" ", text)))
+    return _links_a_number(text) or _numbers_an_object(_whole_number_text(text))
+
+
+def _whole_number_text(text: str) -> str:
+    """``text`` without its URLs and its versions or decimals: what is left of it to state a whole number
+    of its own ("issue 41", not ".../issues/41" nor "5.3")."""
+    return _DOTTED_NUMBER.sub(" ", URL_PATTERN.sub(" ", text))
 
 
 def _links_a_number(text: str) -> bool:
