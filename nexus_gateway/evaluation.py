@@ -449,15 +449,15 @@ AFFORDANCE_GRID = (0.0, 0.1, 0.2, 0.3)
 MOOD_GRID = (0.0, 0.1, 0.2, 0.3)
 NAME_GRID = (0.0, 0.1, 0.15, 0.2)
 UNFILLED_GRID = (0.0, 0.1, 0.2, 0.3)
+SERVER_GRID = (0.0, 0.1, 0.2, 0.3)
+RERANK_GRID = (0.0, 0.02, 0.05, 0.1)
+RERANK_K_GRID = (2, 3, 4)
 # The ranks whose reciprocal the fit counts first: the three candidates a host is shown when the router
 # abstains or asks first. A right tool moved from 6th to 4th changes no answer; counted like a move into
 # the top three, such moves took the 117 GitHub tools' weights to a point worse in the top three (session
 # 63, docs/routing.md). The whole top 10 still breaks ties: alone, the top three tie so often that the
 # later grids fell to their smallest weights (the server's share to 0).
 RANKS_THAT_COUNT = 3
-SERVER_GRID = (0.0, 0.1, 0.2, 0.3)
-RERANK_GRID = (0.0, 0.02, 0.05, 0.1)
-RERANK_K_GRID = (2, 3, 4)
 
 
 def fit_score(found: Sequence[int | None]) -> tuple[float, float]:
@@ -523,7 +523,7 @@ def calibrate(
             found.append(next((k for k, c in enumerate(result.candidates) if int(c.id) in accepted), None))
         return found
 
-    def reciprocal_rank(calibration: Calibration, rerank: bool = False) -> tuple[float, float]:
+    def fit(calibration: Calibration, rerank: bool = False) -> tuple[float, float]:
         return fit_score(ranks(calibration, rerank))
 
     grid = [
@@ -537,11 +537,11 @@ def calibrate(
     def total_weight(c: Calibration) -> float:
         return c.lexical_weight + c.affordance_weight + c.mood_weight + c.name_weight
 
-    _, _, tuned = max(((reciprocal_rank(c), -total_weight(c), c) for c in grid), key=lambda scored: scored[:2])
+    _, _, tuned = max(((fit(c), -total_weight(c), c) for c in grid), key=lambda scored: scored[:2])
     unfilled = [replace(tuned, unfilled_weight=weight) for weight in UNFILLED_GRID]
-    _, _, tuned = max(((reciprocal_rank(c), -c.unfilled_weight, c) for c in unfilled), key=lambda scored: scored[:2])
+    _, _, tuned = max(((fit(c), -c.unfilled_weight, c) for c in unfilled), key=lambda scored: scored[:2])
     servers = [replace(tuned, server_weight=weight) for weight in SERVER_GRID]
-    _, _, tuned = max(((reciprocal_rank(c), -c.server_weight, c) for c in servers), key=lambda scored: scored[:2])
+    _, _, tuned = max(((fit(c), -c.server_weight, c) for c in servers), key=lambda scored: scored[:2])
     margins, confusable_margins, best = [], [], []
     for query, vector, router in zip(queries, query_vectors, routers[: len(queries)], strict=True):
         router.calibration = tuned
