@@ -128,6 +128,11 @@ def test_a_corrupted_model_file_is_refused(tmp_path: Path) -> None:
         verify_file(bad, PinnedFile("model.onnx", 10, "0" * 64))
 
 
+def chosen_tools(router: Router, *requests: str) -> list[str | None]:
+    """The tool each request routes to, the gate off (what most tests here compare)."""
+    return [router.route(request, allow_rerank=False).chosen for request in requests]
+
+
 def local_router(embedder: Embedder, calibration: Calibration | None = None, registry: Path = REGISTRY) -> Router:
     from nexus_gateway.lexical import LexicalDocument
 
@@ -1151,15 +1156,13 @@ def test_pasted_material_is_no_part_of_what_the_request_asks(embedder: Embedder)
     for written in ("Error when I push to main, search the issues\nthanks", "The README says: run make\nok?"):
         assert without_pasted(written) == written
     router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "pasted_material_tools.json")
-    chosen = [
-        router.route(request, allow_rerank=False).chosen
-        for request in (
-            "Has anyone already reported this in acme/api?\n\n" + PASTED_TRACE,
-            PASTED_TRACE + "\nhas anyone reported this in acme/api already?",
-            "search the code of acme/api for where handle_request is defined\n\n" + PASTED_TRACE,
-            PASTED_LOG + "\n\nwhat changed in acme/worker's last few commits on main?",
-        )
-    ]
+    chosen = chosen_tools(
+        router,
+        "Has anyone already reported this in acme/api?\n\n" + PASTED_TRACE,
+        PASTED_TRACE + "\nhas anyone reported this in acme/api already?",
+        "search the code of acme/api for where handle_request is defined\n\n" + PASTED_TRACE,
+        PASTED_LOG + "\n\nwhat changed in acme/worker's last few commits on main?",
+    )
     assert chosen == ["github__search_issues", "github__search_issues", "github__search_code", "github__list_commits"]
 
 
@@ -1186,14 +1189,12 @@ def test_material_the_request_points_at_goes_to_a_tool_that_can_hold_it(embedder
     assert request_mood("Did anybody open a PR for the error above?") == READ
     assert request_mood("open a PR for the error above") == WRITE
     router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "pasted_material_tools.json")
-    chosen = [
-        router.route(request, allow_rerank=False).chosen
-        for request in (
-            "Any reports of this in acme/worker?\n\n" + PASTED_LOG,
-            "Did anybody open an issue for the error above in acme/api?\n" + PASTED_TRACE,
-            "which job in acme/worker printed the log below?\n" + PASTED_LOG,
-        )
-    ]
+    chosen = chosen_tools(
+        router,
+        "Any reports of this in acme/worker?\n\n" + PASTED_LOG,
+        "Did anybody open an issue for the error above in acme/api?\n" + PASTED_TRACE,
+        "which job in acme/worker printed the log below?\n" + PASTED_LOG,
+    )
     assert chosen == ["github__search_issues", "github__search_issues", "github__get_job_logs"]
     assert "issue" in router.bm25.query_terms("Is this a known bug in acme/api?")  # a bug report is an issue
 
@@ -1309,13 +1310,11 @@ def test_a_version_fills_no_identifier(embedder: Embedder) -> None:
     assert requires_an_identifier({"properties": {"pullNumber": {"type": "number"}}, "required": ["pullNumber"]})
     assert not requires_an_identifier({"properties": {"roomHeight": {"type": "number"}}, "required": ["roomHeight"]})
     router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "version_tools.json")
-    chosen = [
-        router.route(request, allow_rerank=False).chosen
-        for request in (
-            "Are there issues in celery/celery about logger imports breaking in 5.3?",
-            "Show me issue 5 in celery/celery",
-        )
-    ]
+    chosen = chosen_tools(
+        router,
+        "Are there issues in celery/celery about logger imports breaking in 5.3?",
+        "Show me issue 5 in celery/celery",
+    )
     assert chosen == ["github__search_issues", "github__issue_read"]
 
 
@@ -1334,11 +1333,9 @@ def test_a_number_named_by_what_it_numbers_fills_only_a_parameter_about_that(emb
     assert "pull" in id_parameter_words(tools["pull_request_read"])
     assert not id_parameter_words(tools["search_pull_requests"])  # a page numbers pages
     router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "numbered_tools.json")
-    chosen = [
-        router.route(request, allow_rerank=False).chosen
-        for request in (
-            "Something's off with workflow run 9876543210 in acme-corp/billing-service. What triggered it?",
-            "show me the last 5 releases of home-assistant/core",
-        )
-    ]
+    chosen = chosen_tools(
+        router,
+        "Something's off with workflow run 9876543210 in acme-corp/billing-service. What triggered it?",
+        "show me the last 5 releases of home-assistant/core",
+    )
     assert chosen == ["github__actions_get", "github__list_releases"]
