@@ -39,6 +39,7 @@ from .mentions import (
     quoted_spans,
     stated_entities,
 )
+from .mood import spelled_verbs
 from .pasted import Pasted, points_at_material, split_pasted
 from .placement import place_stated
 from .signature import with_described_options
@@ -233,8 +234,12 @@ class ArgumentGenerator:
         ir_budget: int = IR_TOKEN_BUDGET,
         guess: bool = True,
         merge: bool = True,
+        known_words: frozenset[str] = frozenset(),
     ) -> None:
         self.engine = engine
+        # the words a misspelt verb is not (the router's embedder's whole words, ``embedder.whole_words``);
+        # empty: requests are read as written
+        self.known_words = known_words
         self.focused = focused  # the IR with only the parameters the request can fill (``ir.py``)
         self.ir_budget = ir_budget  # a tool whose IR is longer than this is shown focused (0: never)
         # Two decode-time savers (``decoding.py``), switchable for the side-by-side benchmark
@@ -311,6 +316,12 @@ class ArgumentGenerator:
         and a repeat of an earlier call is never what it asks: then it is read with the earlier turns, and
         if that repeats one too, the call asks for what the follow-up left unsaid."""
         pasted = split_pasted(intent)
+        if self.known_words and not pasted.material:
+            # read with its verbs spelt right, as the router reads it: "asign hexa-dev/cli-tools issue 45 to
+            # ravi-n and nora-t" got no assignees, "creat a gist notes.md w/ '…'" no filename (session 64);
+            # pasted material is left as written ("creat" is a system call)
+            intent = spelled_verbs(intent, self.known_words)
+            pasted = split_pasted(intent)
         required = list((schema or {}).get("required") or [])
 
         def generate(earlier: SessionWindow | None, carried: dict[str, Any] | None = None) -> Generation:

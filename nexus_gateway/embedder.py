@@ -57,6 +57,20 @@ def _tokenizer(path: Path, max_tokens: int) -> object:
     return tokenizer
 
 
+def _whole_words(tokenizer: object) -> frozenset[str]:
+    vocabulary = tokenizer.get_vocab()  # type: ignore[attr-defined]
+    return frozenset(w for w in vocabulary if w.isascii() and w.isalpha() and w.islower())
+
+
+def whole_words(spec: EmbedderSpec | None = None) -> frozenset[str]:
+    """:attr:`Embedder.whole_words` of the embedder ``spec`` names, read from its tokenizer alone: the
+    argument generator tells a misspelt verb from a word by them as the router does, and loads no
+    embedding model for it."""
+    spec = spec or EmbedderSpec()
+    folder = user_model_dir(spec.folder) if spec.folder else packaged_model_dir(BGE_SMALL)
+    return _whole_words(_tokenizer(folder / "tokenizer.json", spec.max_tokens))
+
+
 class Embedder:
     """Text → L2-normalised float32 vector."""
 
@@ -90,8 +104,7 @@ class Embedder:
     def whole_words(self) -> frozenset[str]:
         """The lower-case words its tokenizer holds whole (not as ``##`` pieces): real words, which the
         lexical signal does not take for typos ("keep" is not "deep", "note" not "node")."""
-        vocabulary = self.tokenizer.get_vocab()  # type: ignore[attr-defined]
-        return frozenset(w for w in vocabulary if w.isascii() and w.isalpha() and w.islower())
+        return _whole_words(self.tokenizer)
 
     def embed_document(self, text: str) -> np.ndarray:
         return self._embed(self.spec.document_prefix + text)

@@ -32,6 +32,7 @@ import orjson
 from .arguments import ArgumentGenerator, Generation, tool_blocks
 from .block_store import SchemaBlocks
 from .cache import RegistryCache, schema_key
+from .embedder import EmbedderSpec, whole_words
 from .engine import EngineSettings, LlamaEngine
 from .evaluation import (
     accepted_tools,
@@ -356,7 +357,12 @@ def cmd_eval_args(args: argparse.Namespace) -> int:
     else:
         tools, router = build_router(args)
     engine, path = open_engine(args.model, args.threads)
-    generator = ArgumentGenerator(engine, focused=args.schema == "ir-focused", ir_budget=args.ir_budget)
+    generator = ArgumentGenerator(
+        engine,
+        focused=args.schema == "ir-focused",
+        ir_budget=args.ir_budget,
+        known_words=whole_words(EmbedderSpec(folder=getattr(args, "embedder", None))),
+    )
     generator.warm()
     unspliceable = engine.geometry().why_not_spliceable()
     if unspliceable:

@@ -21,6 +21,7 @@ import mcp_types as types
 from .affordance import SLOT_KINDS
 from .cache import RegistryCache
 from .config import GatewayConfig
+from .embedder import whole_words
 from .exceptions import NexusError, ToolNotFound, UpstreamError
 from .generation_service import GenerationService
 from .host_relay import HostLink
@@ -97,6 +98,7 @@ class Gateway:
             schema_mode=self.settings.schema,
             cache=self.cache,
             judge=self.judge_margin > 0,
+            known_words=lambda: whole_words(self.routing.embedder_spec()),
         )
         for upstream in config.upstreams:
             if self._load_cached_server(upstream.name):

@@ -49,8 +49,12 @@ class GenerationService:
         schema_mode: str = "ir",
         cache: RegistryCache | None = None,
         judge: bool = False,
+        known_words: Callable[[], frozenset[str]] | None = None,
     ) -> None:
+        """``known_words``: the router's embedder's whole words (``embedder.whole_words``), read when the
+        model loads, by which the generator tells a misspelt verb from a word as the router does."""
         self.model = model
+        self.known_words = known_words
         self.judge = judge  # the chooser's prompt is warmed only for a judge (half a second of prefill here)
         self.threads = threads
         self.enabled = enabled
@@ -86,7 +90,9 @@ class GenerationService:
             engine = self._engine = LlamaEngine(EngineSettings(str(path), n_threads=self.threads))
             if self._stopping:  # stopped while the model was loading
                 engine.stop()
-            generator = ArgumentGenerator(engine, focused=self.schema_mode == "ir-focused")
+            generator = ArgumentGenerator(
+                engine, focused=self.schema_mode == "ir-focused", known_words=self._known_words()
+            )
             blocks = None
             if self.cache is not None:
                 reason = engine.geometry().why_not_spliceable()
@@ -109,6 +115,13 @@ class GenerationService:
             return
         self.generator = generator
         logger.info("argument generation on: %s", path.name)
+
+    def _known_words(self) -> frozenset[str]:
+        try:
+            return self.known_words() if self.known_words is not None else frozenset()
+        except (NexusError, OSError) as exc:  # the router reports its embedder; requests are read as written
+            logger.info("requests read as written (no embedder vocabulary: %s)", exc)
+            return frozenset()
 
     async def start(self) -> None:
         try:

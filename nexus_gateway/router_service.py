@@ -58,21 +58,25 @@ class RouterService:
     def ready(self) -> bool:
         return self.router is not None and self._built_generation == self.registry.generation
 
+    def embedder_spec(self) -> EmbedderSpec:
+        """The configured embedder (``nexus.routing``)."""
+        spec = EmbedderSpec(
+            folder=self.settings.embedder,
+            pooling=self.settings.pooling,
+            document_prefix=self.settings.document_prefix,
+            threads=self.settings.threads,
+        )
+        if self.settings.query_prefix is not None:
+            spec = EmbedderSpec(**{**spec.__dict__, "query_prefix": self.settings.query_prefix})
+        return spec
+
     def load_models(self) -> None:
         """Load and verify the models (blocking: call from a worker thread)."""
         if not self.settings.enabled:
             self.error = "routing disabled in config"
             return
         try:
-            spec = EmbedderSpec(
-                folder=self.settings.embedder,
-                pooling=self.settings.pooling,
-                document_prefix=self.settings.document_prefix,
-                threads=self.settings.threads,
-            )
-            if self.settings.query_prefix is not None:
-                spec = EmbedderSpec(**{**spec.__dict__, "query_prefix": self.settings.query_prefix})
-            self.embedder = Embedder(spec)
+            self.embedder = Embedder(self.embedder_spec())
             self.store = VectorStore(self.cache, self.embedder.model_tag)
             if self.settings.rerank:
                 self.cross_encoder = CrossEncoder(workers=self.settings.threads)  # one thread per pair

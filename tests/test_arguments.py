@@ -30,6 +30,7 @@ from mcp.types import CallToolResult
 
 from nexus_gateway.arguments import ArgumentGenerator, Generation
 from nexus_gateway.decoding import _value_end, schema_grammar
+from nexus_gateway.embedder import whole_words
 from nexus_gateway.engine import (
     ContextOverflow,
     EngineSettings,
@@ -1667,6 +1668,25 @@ def test_a_tool_with_a_long_ir_is_shown_focused(generator: ArgumentGenerator) ->
     stated = {"owner": "acme", "repo": "web", "title": "Login broken", "labels": ["bug"], "method": "create"}
     assert focused.arguments == stated
     assert focused.prompt_tokens < shown_whole.prompt_tokens - 20
+
+
+def test_a_misspelt_verb_is_read_as_the_router_reads_it(generator: ArgumentGenerator) -> None:
+    """ "asign" is one edit from "assign", and no word of the embedder's vocabulary: read as written, the
+    0.5B model gave ``issue_write`` no assignees; with the router's words it reads "assign" (session 64)."""
+    tools = json.loads((TESTS / "fixtures" / "github_update_tools.json").read_text())
+    tool = next(t for t in tools if t["name"] == "issue_write")
+    request = "asign hexa-dev/cli-tools issue 45 to ravi-n and nora-t and put it in milestone 3"
+    spelling = ArgumentGenerator(generator.engine, known_words=whole_words())
+    read = spelling.generate("issue_write", tool["inputSchema"], tool["description"], request)
+    as_written = generator.generate("issue_write", tool["inputSchema"], tool["description"], request)
+    assert read.arguments["assignees"] == ["ravi-n", "nora-t"]
+    assert "assignees" not in as_written.arguments
+    assert {k: read.arguments[k] for k in ("owner", "repo", "issue_number", "milestone")} == {
+        "owner": "hexa-dev",
+        "repo": "cli-tools",
+        "issue_number": 45,
+        "milestone": 3,
+    }
 
 
 def test_session_window_resolves_a_reference_to_the_previous_turn(generator: ArgumentGenerator) -> None:
