@@ -71,6 +71,34 @@ def repositories(text: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(found))
 
 
+# "project 3 in octo-org", "project 5 of user dana-k", "in the zenith-hq org": a login after its preposition,
+# hyphenated, which no English word is (a date or a number has no letter; "the mobile-app repo" names a
+# repository, not its owner)
+_OWNER_AFTER = re.compile(
+    r"\b(?:of|in|for|under|across|from)\s+(?:the\s+)?(?:(?:user|org|organization)\s+)?"
+    r"((?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+)(?:\s+(?:org|organization|user))?"
+    r"(?![\w/-]|\.\w|\s+(?:repo|repository|project|branch)\b)",
+    re.IGNORECASE,
+)
+_OWNER_KEYS = frozenset(["owner", "org", "organization", "username", "user"])
+
+
+def stated_owner(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A login the request names as where or whose ("Get details of project 3 in octo-org", "show me field
+    123456 in project 5 of dana-k") goes to the tool's one owner key when the model left it out: the 0.5B
+    model did, for an optional ``owner`` beside a project number (session 64). Only when the request
+    names no ``owner/repo`` (then :func:`anchor_repository` places the owner) and one such login is in no
+    value."""
+    props = schema.get("properties") or {}
+    keys = [key for key in props if key.lower() in _OWNER_KEYS and props[key].get("type", "string") == "string"]
+    if len(keys) != 1 or arguments.get(keys[0]) or repositories(intent):
+        return arguments
+    written = " ".join(str(value) for value in arguments.values()).lower()
+    text = without_quotes(URL_PATTERN.sub(" ", intent))
+    logins = [login for login in dict.fromkeys(_OWNER_AFTER.findall(text)) if login.lower() not in written]
+    return {**arguments, keys[0]: logins[0]} if len(logins) == 1 else arguments
+
+
 def own_repository_elsewhere(arguments: dict[str, Any]) -> dict[str, Any]:
     """The call's own ``owner/repo`` in another argument is the model echoing it: a branch, base or head
     equal to it, or an item of its assignees, labels or reviewers. Only the call's own pair: a branch
@@ -929,6 +957,7 @@ def place_stated(
     arguments = own_repository_elsewhere(anchor_repository(arguments, schema, intent))
     arguments = other_repository(arguments, schema, intent)
     arguments = my_repository(arguments, schema, intent, earlier.sources() if earlier else "")
+    arguments = stated_owner(arguments, schema, intent)
     arguments = whole_path(arguments, intent)
     arguments = whole_word(arguments, schema, intent)
     arguments = cued_numbers(arguments, schema, intent)

@@ -89,6 +89,7 @@ from nexus_gateway.placement import (
     split_owner_repo,
     stated_homes,
     stated_kinds,
+    stated_owner,
     stated_pairs,
     whole_colon_tail,
     whole_path,
@@ -585,6 +586,35 @@ def test_my_repo_names_the_repository_and_the_owner_is_the_user() -> None:
     }
     named = {"owner": "octo", "repo": "site"}
     assert my_repository(named, ISSUE, "my site repo, octo/site", "") == named  # a named pair wins
+
+
+OWNED_PROJECT = {
+    "properties": {
+        "method": {"type": "string", "enum": ["get_project", "get_project_field"]},
+        "owner": {"type": "string"},
+        "owner_type": {"type": "string", "enum": ["user", "org"]},
+        "project_number": {"type": "number"},
+    },
+    "required": ["method", "project_number"],
+}
+
+
+def test_a_login_named_as_where_or_whose_is_the_owner() -> None:
+    got = {"method": "get_project", "project_number": 3}
+    assert stated_owner(got, OWNED_PROJECT, "Get details of project 3 in octo-org.") == {**got, "owner": "octo-org"}
+    assert stated_owner(got, OWNED_PROJECT, "project 5 of user dana-k")["owner"] == "dana-k"
+    assert stated_owner(got, OWNED_PROJECT, "project 3 in the zenith-hq org")["owner"] == "zenith-hq"
+    # no login: a repository, a season, an English word; a named pair is anchor_repository's; a value holds it
+    for said in ("items in the mobile-app repo", "stats of the 2019-2020 season", "project 3 in octo-org/app"):
+        assert stated_owner(got, OWNED_PROJECT, said) == got
+    assert stated_owner(got, OWNED_PROJECT, "project 3 in my sandbox") == got
+    said = "project 3 in octo-org"
+    assert stated_owner({**got, "owner": "acme"}, OWNED_PROJECT, said) == {**got, "owner": "acme"}
+    # two logins: which one owns the project is not said
+    assert stated_owner(got, OWNED_PROJECT, "copy project 3 of dana-k in octo-org") == got
+    # placed before the owner's kind is read ("in the zenith-hq org" → org)
+    placed = place_stated(got, OWNED_PROJECT, "project 3 in the zenith-hq org", "projects_get", None)
+    assert placed == {**got, "owner": "zenith-hq", "owner_type": "org"}
 
 
 CODE_SEARCH = {
