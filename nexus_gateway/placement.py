@@ -940,6 +940,26 @@ def labelled_lines(arguments: dict[str, Any], schema: dict[str, Any], intent: st
     return placed
 
 
+# A key's description that says it names the record a write updates: "Issue number to update"
+_NAMES_THE_UPDATED = re.compile(r"\bto\s+update\b", re.IGNORECASE)
+
+
+def update_of_a_named_record(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """A write told to create that names the record its schema says is the one to update updates it:
+    ``issue_write(method: "create"|"update", issue_number: "Issue number to update")``. The 0.5B model
+    chose "create" for "asign hexa-dev/cli-tools issue 45 to ravi-n and nora-t and put it in milestone 3",
+    which would have opened a new issue. Never the other way: an update without its number fails upstream
+    and asks, where a create made in its place would write a record nobody asked for."""
+    props = schema.get("properties") or {}
+    marked = [key for key, raw in props.items() if _NAMES_THE_UPDATED.search(str(raw.get("description", "")))]
+    if len(marked) != 1 or marked[0] not in arguments:
+        return arguments
+    for key, raw in props.items():
+        if arguments.get(key) == "create" and "update" in (raw.get("enum") or ()):
+            return {**arguments, key: "update"}
+    return arguments
+
+
 def place_stated(
     arguments: dict[str, Any],
     schema: dict[str, Any],
@@ -974,7 +994,7 @@ def place_stated(
     arguments = labelled_lines(arguments, schema, intent)
     arguments = scope_qualifiers(arguments, schema, intent)
     if earlier is None:
-        return arguments
+        return update_of_a_named_record(arguments, schema)
     arguments = carried_identifiers(arguments, schema, earlier.turns[-1].arguments if earlier.turns else None)
     arguments = number_not_id(arguments, earlier.numbers_by_id())
     arguments = window_numbers_placed(arguments, schema, earlier.number_kinds())
@@ -983,4 +1003,5 @@ def place_stated(
     arguments = singled_out_number(arguments, schema, intent, earlier)
     branches = earlier.branches()
     arguments = pointed_branch(arguments, schema, intent, branches)
-    return source_branch_from_window(arguments, schema, intent, branches)
+    arguments = source_branch_from_window(arguments, schema, intent, branches)
+    return update_of_a_named_record(arguments, schema)

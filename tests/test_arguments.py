@@ -91,6 +91,7 @@ from nexus_gateway.placement import (
     stated_kinds,
     stated_owner,
     stated_pairs,
+    update_of_a_named_record,
     whole_colon_tail,
     whole_path,
     whole_word,
@@ -615,6 +616,34 @@ def test_a_login_named_as_where_or_whose_is_the_owner() -> None:
     # placed before the owner's kind is read ("in the zenith-hq org" → org)
     placed = place_stated(got, OWNED_PROJECT, "project 3 in the zenith-hq org", "projects_get", None)
     assert placed == {**got, "owner": "zenith-hq", "owner_type": "org"}
+
+
+ISSUE_WRITE = {
+    "properties": {
+        "method": {"type": "string", "enum": ["create", "update"], "description": "Write operation to perform"},
+        "owner": {"type": "string"},
+        "repo": {"type": "string"},
+        "issue_number": {"type": "number", "description": "Issue number to update"},
+        "title": {"type": "string"},
+        "assignees": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["method", "owner", "repo"],
+}
+
+
+def test_a_write_that_names_the_record_to_update_updates_it() -> None:
+    said = "asign hexa-dev/cli-tools issue 45 to ravi-n and nora-t"
+    got = {"method": "create", "owner": "hexa-dev", "repo": "cli-tools", "issue_number": 45, "assignees": ["ravi-n"]}
+    assert update_of_a_named_record(got, ISSUE_WRITE) == {**got, "method": "update"}
+    assert place_stated(got, ISSUE_WRITE, said, "issue_write", None)["method"] == "update"
+    # a create without the number stays one; an update without it is never made a create (it would write an
+    # issue nobody asked for: upstream refuses the update instead)
+    new = {"method": "create", "owner": "acme", "repo": "app", "title": "Broken link"}
+    assert update_of_a_named_record(new, ISSUE_WRITE) == new
+    assert update_of_a_named_record({**new, "method": "update"}, ISSUE_WRITE)["method"] == "update"
+    # a schema that names no record to update (label_write's name is the label's either way) is left alone
+    labels = {"properties": {"method": {"enum": ["create", "update"]}, "name": {"type": "string"}}}
+    assert update_of_a_named_record({"method": "create", "name": "bug"}, labels)["method"] == "create"
 
 
 CODE_SEARCH = {
