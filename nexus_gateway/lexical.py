@@ -115,7 +115,17 @@ def stem(word: str) -> str:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 continue
             root = word[: len(word) - len(suffix)] + keep
-            return _silent_e(root) if suffix == "ing" else root
+            return _silent_e(root) if suffix == "ing" else _undergoer(root)
+    return _undergoer(word)
+
+
+def _undergoer(word: str) -> str:
+    """The verb a noun of who undergoes it ends in "-ee" on: "assignee" → assign, "attendee" → attend,
+    "employee" → employ. A request says the verb ("assign issue 67 to sofia-g") where a tool names the
+    field (``update_issue_assignees``), and the two never met: ``assign_copilot_to_issue`` took it by its
+    name alone. A root of five letters or more only: "degree", "agree", "coffee" stay."""
+    if word.endswith("ee") and not word.endswith("eee") and len(word) - 2 >= 5:
+        return word[:-2]
     return word
 
 

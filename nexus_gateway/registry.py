@@ -73,7 +73,7 @@ class SearchHit:
 # What an ingested entry holds; bump it when that changes, and cached entries are recomputed (cheap: the
 # embeddings live apart, under the schema key). 2: enum values in the lexical tokens; 3: no clitics
 # ("'s", "n't") as tokens of their own; 4: "-ing" stems keep their verb's silent e ("staging" → stage).
-INGEST_FORMAT = 4
+INGEST_FORMAT = 5
 
 
 def _ingest(server: str, tool: dict[str, Any], key: str) -> dict[str, Any]:

@@ -280,6 +280,9 @@ _SUPERSEDED = re.compile(
     r"([A-Za-z][\w.-]*))",
     re.I | re.S,
 )
+# A tool its server asks clients to prefer over another: "Prefer this tool over assign_copilot_to_issue when
+# available." (GitHub's ``assign_copilot_to_issue_with_intent``): the same retirement, said by the successor
+_PREFERRED_OVER = re.compile(r"\bprefer\s+this\s+(?:tool\s+)?over\s+[`'\"]?([A-Za-z][\w.-]*[A-Za-z0-9])", re.I)
 # A tool named for directories (``list_directory``, ``create_directory``, ``directory_tree``): the path
 # slot of a request is a file name ("notes.txt", ``affordance.FILE_NAME``), which such a tool does not take.
 _NAMES_A_DIRECTORY = re.compile(r"director|folder|(?:^|_)dirs?(?:$|_)", re.I)
@@ -297,7 +300,10 @@ def successor_rows(docs: Sequence[RouteDoc]) -> np.ndarray:
     """Pairs (retired row, successor row): a tool whose description says it is deprecated in favour of
     another tool of the same server. The filesystem server keeps ``read_file`` ("DEPRECATED: Use
     read_text_file instead.") beside ``read_text_file``, with the plainer name, so "read notes.txt" went
-    to the tool its own server asks clients not to use."""
+    to the tool its own server asks clients not to use. A successor may say it instead: "Prefer this tool
+    over assign_copilot_to_issue when available." (GitHub's ``assign_copilot_to_issue_with_intent``, which
+    can also record an assignment as a suggestion; "Suggest Copilot as the assignee for issue 88" went to
+    the other one by 0.008)."""
     rows = {(d.server, d.name): i for i, d in enumerate(docs)}
     pairs = []
     for i, doc in enumerate(docs):
@@ -305,6 +311,10 @@ def successor_rows(docs: Sequence[RouteDoc]) -> np.ndarray:
         j = rows.get((doc.server, name)) if name else None
         if j is not None and j != i:
             pairs.append((i, j))
+        preferred = _PREFERRED_OVER.search(doc.description)
+        k = rows.get((doc.server, preferred.group(1))) if preferred else None
+        if k is not None and k != i:
+            pairs.append((k, i))
     return np.array(pairs, dtype=np.intp).reshape(-1, 2)
 
 

@@ -189,6 +189,46 @@ def test_a_tool_its_server_retired_yields_to_the_one_it_names(embedder: Embedder
     assert "filesystem__read_file" not in ranked[:3], ranked
 
 
+COPILOT_TOOLS = [
+    {
+        "server": "github",
+        "name": "assign_copilot_to_issue",
+        "description": "Assign Copilot to a specific issue in a GitHub repository.",
+        "inputSchema": {"type": "object", "properties": {"owner": {}, "repo": {}, "issue_number": {}}},
+    },
+    {
+        "server": "github",
+        "name": "assign_copilot_to_issue_with_intent",
+        "description": "Assign Copilot to a specific issue in a GitHub repository. Prefer this tool over "
+        "assign_copilot_to_issue when available.",
+        "inputSchema": {"type": "object", "properties": {"owner": {}, "repo": {}, "issue_number": {}}},
+    },
+    {
+        "server": "github",
+        "name": "update_issue_assignees",
+        "description": "Update the assignees of an existing issue.",
+        "inputSchema": {"type": "object", "properties": {"owner": {}, "repo": {}, "issue_number": {}, "assignees": {}}},
+    },
+]
+
+
+def test_a_tool_its_server_prefers_takes_the_requests_of_the_other(embedder: Embedder, tmp_path: Path) -> None:
+    """The successor may say it: "Prefer this tool over assign_copilot_to_issue when available." The
+    plain name took "Assign Copilot to issue 145" before; now it ranks below the one its server prefers."""
+    registry = tmp_path / "copilot.json"
+    registry.write_text(json.dumps(COPILOT_TOOLS))
+    result = local_router(embedder, registry=registry).route("Assign Copilot to issue 145 in acme/app.", limit=3)
+    ranked = [c.id for c in result.candidates]
+    assert result.chosen == "github__assign_copilot_to_issue_with_intent", ranked
+    assert ranked[-1] == "github__assign_copilot_to_issue", ranked
+
+
+def test_who_undergoes_a_verb_is_read_as_the_verb() -> None:
+    """ "assign issue 67 to sofia-g" says the verb, ``update_issue_assignees`` the field; a short root stays."""
+    assert tokenize("assign attend employ") == tokenize("assignees attendee employees")
+    assert tokenize("degree agree coffee trees") == ["degree", "agree", "coffee", "tree"]
+
+
 def test_which_requests_set_several_fields() -> None:
     fields = requested_fields("For acme/app#88, update the title to 'Fix it' and mark it ready for review.")
     assert fields == [{"title"}, {"ready", "review"}]
