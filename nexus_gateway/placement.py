@@ -940,6 +940,28 @@ def labelled_lines(arguments: dict[str, Any], schema: dict[str, Any], intent: st
     return placed
 
 
+# A flag that returns a thing itself rather than where to fetch it: "Returns actual log content instead of
+# URLs" (GitHub's ``get_job_logs``); and a request that wants the links ("the URL of the logs")
+_CONTENT_NOT_LINKS = re.compile(r"\bcontent\b[^.]*\binstead\s+of\b[^.]*\b(?:urls?|links?)\b", re.IGNORECASE)
+_ASKS_FOR_LINKS = re.compile(r"\b(?:urls?|links?|download\w*)\b", re.IGNORECASE)
+
+
+def content_not_links(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
+    """A request routed to a tool that can return content or links gets the content unless it asks for
+    links: "pull its log output so we can see", "show me the logs of its failing jobs" want to read the
+    logs, and a host handed URLs would have to fetch them itself, which an agent in a chat cannot. The
+    0.5B model left ``get_job_logs``' ``return_content`` out every time; the grounding keeps a flag only
+    when the request says its words."""
+    if _ASKS_FOR_LINKS.search(URL_PATTERN.sub(" ", intent)):
+        return arguments
+    flags = [
+        key
+        for key, raw in properties(schema)
+        if raw.get("type") == "boolean" and _CONTENT_NOT_LINKS.search(str(raw.get("description", "")))
+    ]
+    return {**arguments, **{key: True for key in flags if key not in arguments}}
+
+
 # A key's description that says it names the record a write updates: "Issue number to update"
 _NAMES_THE_UPDATED = re.compile(r"\bto\s+update\b", re.IGNORECASE)
 
@@ -993,6 +1015,7 @@ def place_stated(
     arguments = stated_pairs(arguments, schema, intent)
     arguments = labelled_lines(arguments, schema, intent)
     arguments = scope_qualifiers(arguments, schema, intent)
+    arguments = content_not_links(arguments, schema, intent)
     if earlier is None:
         return update_of_a_named_record(arguments, schema)
     arguments = carried_identifiers(arguments, schema, earlier.turns[-1].arguments if earlier.turns else None)

@@ -68,6 +68,7 @@ from nexus_gateway.placement import (
     anchor_repository,
     bare_quotes,
     carried_identifiers,
+    content_not_links,
     cued_numbers,
     labelled_lines,
     listed_items,
@@ -616,6 +617,29 @@ def test_a_login_named_as_where_or_whose_is_the_owner() -> None:
     # placed before the owner's kind is read ("in the zenith-hq org" → org)
     placed = place_stated(got, OWNED_PROJECT, "project 3 in the zenith-hq org", "projects_get", None)
     assert placed == {**got, "owner": "zenith-hq", "owner_type": "org"}
+
+
+JOB_LOGS = {
+    "properties": {
+        "owner": {"type": "string"},
+        "repo": {"type": "string"},
+        "job_id": {"type": "number"},
+        "failed_only": {"type": "boolean", "description": "When true, gets logs for all failed jobs in run_id"},
+        "return_content": {"type": "boolean", "description": "Returns actual log content instead of URLs"},
+    },
+    "required": ["owner", "repo"],
+}
+
+
+def test_a_request_to_read_gets_content_not_links() -> None:
+    got = {"owner": "lumen-labs", "repo": "lumen-ui", "job_id": 27182818284}
+    said = "why did job 27182818284 in lumen-labs/lumen-ui blow up? pull its log output so we can see"
+    assert content_not_links(got, JOB_LOGS, said) == {**got, "return_content": True}
+    assert place_stated(got, JOB_LOGS, said, "get_job_logs", None)["return_content"] is True
+    # asked for the links, or the model set the flag: left as it is; a flag about something else: untouched
+    assert content_not_links(got, JOB_LOGS, "give me the URLs of job 27182818284's logs") == got
+    assert content_not_links({**got, "return_content": False}, JOB_LOGS, said)["return_content"] is False
+    assert "failed_only" not in content_not_links(got, JOB_LOGS, said)
 
 
 ISSUE_WRITE = {
