@@ -22,7 +22,7 @@ from typing import Any
 
 from .lexical import FILE_PATTERN, QUERY_STOPWORDS, QUOTED_TEXT, is_code_host_link, split_identifier, tokenize
 
-SLOT_KINDS = ("repo", "number", "url", "path", "time", "text")
+SLOT_KINDS = ("repo", "number", "url", "path", "time", "text", "account")
 # Parameters that page through results: what a request's number never identifies
 PAGINATION = frozenset({"page", "perpage", "per_page", "after", "cursor", "endcursor", "startcursor", "pagesize"})
 # The free-text keys, by the last word of their names: what a search looks for (``query``, ``q``), and
@@ -65,7 +65,30 @@ def query_slots(text: str) -> frozenset[str]:
         found.add("path")
     if _CLOCK_TIME.search(rest):
         found.add("time")
+    if "repo" not in found and names_an_account(rest):
+        found.add("account")
     return frozenset(found)
+
+
+# A login named as where or whose: "in the quartz-ai org", "project 5 of user dana-k", "under acme-corp".
+# Hyphenated, so that no English word is read as one; not an identifier of digits ("CVE-2024-3094")
+_ACCOUNT = re.compile(
+    r"\b(?:of|in|for|under|across|from)\s+(?:the\s+)?(?:(?:user|org|organization)\s+)?"
+    r"((?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+)(?:\s+(?:org|organization|user))?"
+    r"(?![\w/-]|\.\w|\s+(?:repo|repository|project|branch)\b)",
+    re.IGNORECASE,
+)
+ACCOUNT_KEYS = frozenset(["owner", "org", "organization", "username", "user"])
+
+
+def named_accounts(text: str) -> list[str]:
+    """The logins ``text`` names as where or whose, outside quotes and URLs."""
+    rest = _QUOTED.sub(" ", URL_PATTERN.sub(" ", text))
+    return [login for login in _ACCOUNT.findall(rest) if not all(part.isdigit() for part in login.split("-")[1:])]
+
+
+def names_an_account(text: str) -> bool:
+    return bool(named_accounts(text))
 
 
 _QUOTED = re.compile(QUOTED_TEXT)
@@ -239,6 +262,8 @@ def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:
         # a search's or a write's free text (``routing.Router.route_vector``); no tool requires it, which a
         # request without material would otherwise lack
         found.add("text")
+    if any(str(key).lower() in ACCOUNT_KEYS | {"query", "q"} for key in properties):
+        found.add("account")  # a search says it in its query: ``org:quartz-ai``
     return frozenset(found)
 
 

@@ -189,6 +189,41 @@ def test_a_tool_its_server_retired_yields_to_the_one_it_names(embedder: Embedder
     assert "filesystem__read_file" not in ranked[:3], ranked
 
 
+PROJECT_TOOLS = [
+    {
+        "server": "github",
+        "name": "projects_write",
+        "description": "Create and manage GitHub Projects: create projects, add/update/delete items.",
+        "inputSchema": {"type": "object", "properties": {"owner": {"type": "string"}, "title": {"type": "string"}}},
+    },
+    {
+        "server": "basic-memory",
+        "name": "create_memory_project",
+        "description": "Create a new Basic Memory project. Creates a new project with the specified name and path.",
+        "inputSchema": {"type": "object", "properties": {"project_name": {"type": "string"}}},
+    },
+]
+
+
+def test_a_login_named_as_where_or_whose_wants_a_tool_that_takes_an_account(embedder: Embedder, tmp_path: Path) -> None:
+    """ "in the quartz-ai org", "of user dana-k", "under the acme-corp org" name an account, which an
+    ``owner`` (or a search's query: ``org:quartz-ai``) holds; a memory server's project has no owner. A
+    hyphenated word only (no English word is read as a login), and no identifier of digits."""
+    assert query_slots("Look through code in the quartz-ai org for AWS keys") == {"account"}
+    assert query_slots("what fields does project 5 of user dana-k have?") == {"account", "number"}
+    assert "account" not in query_slots("project 3 in octo-org/app")  # the repository says it
+    assert "account" not in query_slots("Is there a GitHub security advisory for CVE-2024-3094?")
+    assert "account" not in query_slots("find a well-maintained library for parsing PDFs in python")
+    assert "account" in tool_affordances({"properties": {"query": {"type": "string"}}})
+    assert "account" not in tool_affordances({"properties": {"project_name": {"type": "string"}}})
+    registry = tmp_path / "projects.json"
+    registry.write_text(json.dumps(PROJECT_TOOLS))
+    request = "We need a fresh planning board. Set up a new project called 'Q3 Roadmap' under the acme-corp org."
+    assert local_router(embedder, registry=registry).route(request, allow_rerank=False).chosen == (
+        "github__projects_write"
+    )
+
+
 COPILOT_TOOLS = [
     {
         "server": "github",
@@ -742,7 +777,7 @@ def test_slot_affordances() -> None:
     assert tool_affordances({"properties": {"timezone": {}, "timestamp": {}, "meetingTime": {}}}) == {"time"}
     schema = {"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"},
                                                "pullNumber": {"type": "number"}}}  # fmt: skip
-    assert tool_affordances(schema) == {"repo", "number"}
+    assert tool_affordances(schema) == {"repo", "number", "account"}  # an owner is an account too
     assert tool_affordances({"type": "object"}) == frozenset()
     assert tool_affordances({"properties": {"n": {"type": ["integer", "null"]}, "x": True}}) == {"number"}
     assert tool_requirements(schema) == frozenset()  # nothing required
