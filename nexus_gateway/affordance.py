@@ -70,15 +70,16 @@ def query_slots(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-# A login named as where or whose: "in the quartz-ai org", "project 5 of user dana-k", "under acme-corp".
-# Hyphenated, so that no English word is read as one; not an identifier of digits ("CVE-2024-3094")
+# A login named as where or whose: "project 3 in octo-org", "project 5 of user dana-k", "in the zenith-hq
+# org", "under acme-corp". Hyphenated, which no English word is (a date or a number has no letter; "the
+# mobile-app repo" names a repository, not its owner); not an identifier of digits ("CVE-2024-3094")
 _ACCOUNT = re.compile(
     r"\b(?:of|in|for|under|across|from)\s+(?:the\s+)?(?:(?:user|org|organization)\s+)?"
     r"((?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+)(?:\s+(?:org|organization|user))?"
     r"(?![\w/-]|\.\w|\s+(?:repo|repository|project|branch)\b)",
     re.IGNORECASE,
 )
-ACCOUNT_KEYS = frozenset(["owner", "org", "organization", "username", "user"])
+ACCOUNT_KEYS = frozenset(["owner", "org", "organization", "username", "user"])  # the keys that hold one
 
 
 def named_accounts(text: str) -> list[str]:
@@ -88,6 +89,8 @@ def named_accounts(text: str) -> list[str]:
 
 
 def names_an_account(text: str) -> bool:
+    """Whether ``text`` names a login as where or whose: a slot for a tool that takes an account (an
+    ``owner``, or a search's query), which a memory server's ``create_memory_project`` has not."""
     return bool(named_accounts(text))
 
 

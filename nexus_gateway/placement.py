@@ -14,12 +14,14 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .affordance import (
+    ACCOUNT_KEYS,
     LONG_TEXT_KEYS,
     PAGINATION,
     REPO_PATTERN,
     SEARCH_KEYS,
     URL_PATTERN,
     free_text_word,
+    named_accounts,
     names_a_path,
 )
 from .decoding import could_hold
@@ -71,18 +73,6 @@ def repositories(text: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(found))
 
 
-# "project 3 in octo-org", "project 5 of user dana-k", "in the zenith-hq org": a login after its preposition,
-# hyphenated, which no English word is (a date or a number has no letter; "the mobile-app repo" names a
-# repository, not its owner)
-_OWNER_AFTER = re.compile(
-    r"\b(?:of|in|for|under|across|from)\s+(?:the\s+)?(?:(?:user|org|organization)\s+)?"
-    r"((?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+)(?:\s+(?:org|organization|user))?"
-    r"(?![\w/-]|\.\w|\s+(?:repo|repository|project|branch)\b)",
-    re.IGNORECASE,
-)
-_OWNER_KEYS = frozenset(["owner", "org", "organization", "username", "user"])
-
-
 def stated_owner(arguments: dict[str, Any], schema: dict[str, Any], intent: str) -> dict[str, Any]:
     """A login the request names as where or whose ("Get details of project 3 in octo-org", "show me field
     123456 in project 5 of dana-k") goes to the tool's one owner key when the model left it out: the 0.5B
@@ -90,12 +80,11 @@ def stated_owner(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     names no ``owner/repo`` (then :func:`anchor_repository` places the owner) and one such login is in no
     value."""
     props = schema.get("properties") or {}
-    keys = [key for key in props if key.lower() in _OWNER_KEYS and props[key].get("type", "string") == "string"]
+    keys = [key for key in props if key.lower() in ACCOUNT_KEYS and props[key].get("type", "string") == "string"]
     if len(keys) != 1 or arguments.get(keys[0]) or repositories(intent):
         return arguments
     written = " ".join(str(value) for value in arguments.values()).lower()
-    text = without_quotes(URL_PATTERN.sub(" ", intent))
-    logins = [login for login in dict.fromkeys(_OWNER_AFTER.findall(text)) if login.lower() not in written]
+    logins = [login for login in dict.fromkeys(named_accounts(without_quotes(intent))) if login.lower() not in written]
     return {**arguments, keys[0]: logins[0]} if len(logins) == 1 else arguments
 
 
