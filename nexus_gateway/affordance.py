@@ -206,14 +206,24 @@ def _links_a_number(text: str) -> bool:
 def requires_an_identifier(schema: dict[str, Any] | None) -> bool:
     """Whether a tool requires a number named as an identifier (``issue_number``, ``pullNumber``,
     ``comment_id``): whole, never a version or a decimal."""
+    return bool(required_identifiers(schema))
+
+
+def required_identifiers(schema: dict[str, Any] | None) -> tuple[frozenset[str], ...]:
+    """What each required identifier number of a tool is about, by the words of its name and description
+    (``issue_number``, "The issue number to update": issue, number, update). A request that names its
+    numbers by what they number fills only those about the same thing: "file an issue … under milestone
+    7" gives ``update_issue_milestone`` its milestone, not the issue it requires (the router's
+    ``Router.identifier_unfilled``)."""
     properties = (schema or {}).get("properties") or {}
     required = (schema or {}).get("required") or []
     if not isinstance(properties, dict) or not isinstance(required, list):
-        return False
-    return any(
-        "number" in _parameter_kinds(name, properties.get(name))
-        and bool(_IDENTIFIER_WORDS & set(split_identifier(str(name)).lower().split()[-1:]))
+        return ()
+    return tuple(
+        frozenset(tokenize(f"{name} {spec.get('description', '') if isinstance(spec, dict) else ''}"))
         for name in required
+        if "number" in _parameter_kinds(name, spec := properties.get(name))
+        and bool(_IDENTIFIER_WORDS & set(split_identifier(str(name)).lower().split()[-1:]))
     )
 
 

@@ -47,7 +47,7 @@ from .affordance import (
     names_a_whole_number,
     numbered_objects,
     query_slots,
-    requires_an_identifier,
+    required_identifiers,
     tool_affordances,
     tool_requirements,
 )
@@ -196,7 +196,7 @@ class RouteDoc:
     fields: ToolFields = NOTHING  # what the tool can set (``compound.py``)
     holds_repository: bool = False  # a named ``owner/repo`` has a parameter to go to (``holds_a_repository``)
     objects: ToolObjects = NO_OBJECTS  # what it works on (``mood.py``)
-    requires_identifier: bool = False  # its required number is an id (``affordance.requires_an_identifier``)
+    required_ids: tuple[frozenset[str], ...] = ()  # what its required id numbers are about (``required_identifiers``)
     id_words: frozenset[str] = frozenset()  # what its identifier parameters are about (``id_parameter_words``)
 
     @classmethod
@@ -231,7 +231,7 @@ class RouteDoc:
             ToolFields.of_tool(name, takes),
             holds_a_repository(takes),
             ToolObjects.of_tool(name, schema),
-            requires_an_identifier(schema),
+            required_identifiers(schema),
             id_parameter_words(takes),
         )
 
@@ -386,8 +386,9 @@ class Router:
         }
         self.requires = distinguishing_requirements(ordered)
         # tools whose distinguishing required number is an id, which a version or a decimal cannot be
-        identifiers = np.array([d.requires_identifier for d in ordered], dtype=bool)
+        identifiers = np.array([bool(d.required_ids) for d in ordered], dtype=bool)
         self.requires_identifier = self.requires["number"] & identifiers
+        self.required_ids = [(row, d.required_ids) for row, d in enumerate(ordered) if d.required_ids]
         self.server_affords = server_affordances(ordered, self.affords)
         self.id_word_rows: dict[str, list[int]] = {}
         for row, doc in enumerate(ordered):
@@ -442,6 +443,17 @@ class Router:
             takes[rows] = True
             holders &= takes
         return holders.astype(np.float32)
+
+    def identifier_unfilled(self, objects: list[frozenset[str]]) -> np.ndarray:
+        """The tools (among those whose required id sets them apart, ``requires_identifier``) with a
+        required identifier about none of the things the request's numbers are named for: "file an issue
+        … under milestone 7" leaves ``update_issue_milestone``'s ``issue_number`` empty; the milestone's
+        number is no issue's."""
+        named = frozenset().union(*objects)
+        unfilled = np.zeros(len(self.slb.ids), dtype=bool)
+        for row, required in self.required_ids:
+            unfilled[row] = any(not words & named for words in required)
+        return self.requires_identifier & unfilled
 
     def slb_docs(self) -> list[RouteDoc]:
         """Docs in SLB row order (rows move on removal; the lexical index follows the SLB)."""
@@ -509,8 +521,11 @@ class Router:
         if calibration.unfilled_weight:
             filled = filled_slots(intent, slots) | given
             missing = [self.requires[kind] for kind in SLOT_KINDS if kind not in filled]
-            if "number" in filled and "number" not in given | carried and not names_a_whole_number(intent):
-                missing.append(self.requires_identifier)  # "breaking in 5.3" names no issue
+            if "number" in filled and "number" not in given | carried:
+                if not names_a_whole_number(intent):
+                    missing.append(self.requires_identifier)  # "breaking in 5.3" names no issue
+                elif (objects := numbered_objects(intent)) is not None:
+                    missing.append(self.identifier_unfilled(objects))  # "under milestone 7" names no issue
             if missing:
                 unfilled = np.logical_or.reduce(missing).astype(np.float32)
                 fused = fused - np.float32(calibration.unfilled_weight) * unfilled

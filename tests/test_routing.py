@@ -21,6 +21,7 @@ from nexus_gateway.affordance import (
     names_a_whole_number,
     numbered_objects,
     query_slots,
+    required_identifiers,
     requires_an_identifier,
     tool_affordances,
     tool_requirements,
@@ -1391,6 +1392,22 @@ def test_a_version_fills_no_identifier(embedder: Embedder) -> None:
         "Show me issue 5 in celery/celery",
     )
     assert chosen == ["github__search_issues", "github__issue_read"]
+
+
+def test_a_required_identifier_about_another_thing_is_unfilled(embedder: Embedder) -> None:
+    """ "file an issue in acme-corp/billing-service '…' under milestone 7" went to
+    ``update_issue_milestone``: its required ``issue_number`` seemed filled by the 7, which numbers a
+    milestone. A number named by what it numbers fills only a required identifier about that thing."""
+    tools = {t["name"]: t["inputSchema"] for t in json.loads((FIXTURES / "milestone_tools.json").read_text())}
+    assert required_identifiers(tools["update_issue_milestone"]) == (frozenset({"issue", "number", "update"}),)
+    assert required_identifiers(tools["issue_write"]) == ()
+    router = local_router(embedder, GITHUB_WEIGHTS, registry=FIXTURES / "milestone_tools.json")
+    chosen = chosen_tools(
+        router,
+        "file an issue in acme-corp/billing-service 'Add VAT support for EU invoices' under milestone 7",
+        "Issue 92 in acme-corp/billing-service slipped, put it in milestone 8",
+    )
+    assert chosen == ["github__issue_write", "github__update_issue_milestone"]
 
 
 def test_a_number_named_by_what_it_numbers_fills_only_a_parameter_about_that(embedder: Embedder) -> None:
