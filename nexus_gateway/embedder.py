@@ -71,6 +71,11 @@ def whole_words(spec: EmbedderSpec | None = None) -> frozenset[str]:
     return _whole_words(_tokenizer(folder / "tokenizer.json", spec.max_tokens))
 
 
+# The text ``routing.tool_document`` makes of a tool, by version: a new recipe re-embeds every cached tool.
+# doc1: name and whole description; doc2: name and the description's first 30 words (session 65).
+DOCUMENT_RECIPE = "doc2"
+
+
 class Embedder:
     """Text → L2-normalised float32 vector."""
 
@@ -82,7 +87,7 @@ class Embedder:
         self.input_names = {i.name for i in self.session.get_inputs()}  # type: ignore[attr-defined]
         self.dimension = int(self.embed_document("probe").shape[0])
         source = str(folder.resolve()) if self.spec.folder else BGE_SMALL.name
-        recipe = f"{source}|{self.spec.pooling}|{self.spec.document_prefix}|{self.spec.max_tokens}|doc1"
+        recipe = f"{source}|{self.spec.pooling}|{self.spec.document_prefix}|{self.spec.max_tokens}|{DOCUMENT_RECIPE}"
         self.model_tag = hashlib.sha256(recipe.encode()).hexdigest()[:12]
 
     def _embed(self, text: str) -> np.ndarray:

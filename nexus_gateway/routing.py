@@ -96,9 +96,17 @@ RETRIEVE_K = 32
 REPOSITORY_NOWHERE = 0.5
 
 
+# How much of a description the embedder reads (``tool_document``); ``embedder.DOCUMENT_RECIPE`` names it
+DOCUMENT_WORDS = 30
+
+
 def tool_document(name: str, description: str) -> str:
-    """What the embedder sees of a tool: its name as words, then its description."""
-    return f"{split_identifier(name).lower()}: {' '.join(description.split())}"
+    """What the embedder sees of a tool: its name as words, then the lead of its description, its first
+    ``DOCUMENT_WORDS`` words. The rest is a manual (paging, caps, response fields: ``get_file_blame``'s
+    "Ranges share commit metadata via the top-level 'commits' map keyed by SHA …"), and it drew the
+    tool's vector towards every request about files or commits: "open src/config/database.ts on the
+    release/2.4 branch" went to ``get_file_blame``. BM25 still reads every word (docs/routing.md)."""
+    return f"{split_identifier(name).lower()}: {' '.join(description.split()[:DOCUMENT_WORDS])}"
 
 
 def rerank_document(name: str, description: str, limit: int = 240) -> str:
