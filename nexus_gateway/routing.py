@@ -104,8 +104,8 @@ def tool_document(name: str, description: str) -> str:
     """What the embedder sees of a tool: its name as words, then the lead of its description, its first
     ``DOCUMENT_WORDS`` words. The rest is a manual (paging, caps, response fields: ``get_file_blame``'s
     "Ranges share commit metadata via the top-level 'commits' map keyed by SHA …"), and it drew the
-    tool's vector towards every request about files or commits: "open src/config/database.ts on the
-    release/2.4 branch" went to ``get_file_blame``. BM25 still reads every word (docs/routing.md)."""
+    tool's vector towards every request about files or commits: "Their pyproject.toml should say" went to
+    ``get_file_blame``. BM25 still reads every word (docs/routing.md)."""
     return f"{split_identifier(name).lower()}: {' '.join(description.split()[:DOCUMENT_WORDS])}"
 
 
