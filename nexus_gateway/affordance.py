@@ -79,7 +79,7 @@ _ACCOUNT = re.compile(
     r"(?![\w/-]|\.\w|\s+(?:repo|repository|project|branch)\b)",
     re.IGNORECASE,
 )
-ACCOUNT_KEYS = frozenset(["owner", "org", "organization", "username", "user"])  # the keys that hold one
+OWNER_KEYS = frozenset(["owner", "org", "organization", "username", "user"])  # the keys that hold one
 
 
 def named_accounts(text: str) -> list[str]:
@@ -275,7 +275,7 @@ def tool_affordances(schema: dict[str, Any] | None) -> frozenset[str]:
         # a search's or a write's free text (``routing.Router.route_vector``); no tool requires it, which a
         # request without material would otherwise lack
         found.add("text")
-    if any(str(key).lower() in ACCOUNT_KEYS | {"query", "q"} for key in properties):
+    if any(str(key).lower() in OWNER_KEYS | {"query", "q"} for key in properties):
         found.add("account")  # a search says it in its query: ``org:quartz-ai``
     return frozenset(found)
 

@@ -14,8 +14,8 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .affordance import (
-    ACCOUNT_KEYS,
     LONG_TEXT_KEYS,
+    OWNER_KEYS,
     PAGINATION,
     REPO_PATTERN,
     SEARCH_KEYS,
@@ -80,7 +80,7 @@ def stated_owner(arguments: dict[str, Any], schema: dict[str, Any], intent: str)
     names no ``owner/repo`` (then :func:`anchor_repository` places the owner) and one such login is in no
     value."""
     props = schema.get("properties") or {}
-    keys = [key for key in props if key.lower() in ACCOUNT_KEYS and props[key].get("type", "string") == "string"]
+    keys = [key for key in props if key.lower() in OWNER_KEYS and props[key].get("type", "string") == "string"]
     if len(keys) != 1 or arguments.get(keys[0]) or repositories(intent):
         return arguments
     written = " ".join(str(value) for value in arguments.values()).lower()
