@@ -961,11 +961,11 @@ def update_of_a_named_record(arguments: dict[str, Any], schema: dict[str, Any]) 
     chose "create" for "asign hexa-dev/cli-tools issue 45 to ravi-n and nora-t and put it in milestone 3",
     which would have opened a new issue. Never the other way: an update without its number fails upstream
     and asks, where a create made in its place would write a record nobody asked for."""
-    props = schema.get("properties") or {}
-    marked = [key for key, raw in props.items() if _NAMES_THE_UPDATED.search(str(raw.get("description", "")))]
+    props = properties(schema)
+    marked = [key for key, raw in props if _NAMES_THE_UPDATED.search(str(raw.get("description", "")))]
     if len(marked) != 1 or marked[0] not in arguments:
         return arguments
-    for key, raw in props.items():
+    for key, raw in props:
         if arguments.get(key) == "create" and "update" in (raw.get("enum") or ()):
             return {**arguments, key: "update"}
     return arguments
